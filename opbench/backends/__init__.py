@@ -1,0 +1,72 @@
+"""Framework adapters: the only place the suite talks to Paddle or PyTorch (ops' bindings aside).
+
+``get_backend("torch", "gpu")`` returns a :class:`~opbench.backends.base.Backend`;
+importing this package imports neither framework until a backend is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+
+from opbench.backends.base import (
+    Backend,
+    DeviceInfo,
+    DeviceUnavailable,
+    Event,
+    FrameworkMissing,
+    flush_bytes,
+)
+
+FRAMEWORKS = ("paddle", "torch")
+
+
+def installed(framework: str) -> bool:
+    """True when the framework's package can be imported (checked without importing it)."""
+    return importlib.util.find_spec(framework) is not None
+
+
+@cache
+def get_backend(framework: str, device: str = "cpu") -> Backend:
+    """The adapter for ``framework`` on ``device``; one instance per pair, reused."""
+    if framework == "torch":
+        from opbench.backends.torch_backend import TorchBackend
+
+        return TorchBackend(device)
+    if framework == "paddle":
+        from opbench.backends.paddle_backend import PaddleBackend
+
+        return PaddleBackend(device)
+    raise ValueError(f"unknown framework {framework!r} (known: {', '.join(FRAMEWORKS)})")
+
+
+def gpu_available() -> bool:
+    """True when any installed framework sees a CUDA GPU (the default ``--device``)."""
+    for fw in FRAMEWORKS:
+        if not installed(fw):
+            continue
+        try:
+            if get_backend(fw, "cpu").has_cuda():
+                return True
+        except FrameworkMissing:
+            continue
+    return False
+
+
+def default_device() -> str:
+    return "gpu" if gpu_available() else "cpu"
+
+
+__all__ = [
+    "FRAMEWORKS",
+    "Backend",
+    "DeviceInfo",
+    "DeviceUnavailable",
+    "Event",
+    "FrameworkMissing",
+    "default_device",
+    "flush_bytes",
+    "get_backend",
+    "gpu_available",
+    "installed",
+]

@@ -1,0 +1,142 @@
+"""PaddlePaddle adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opbench.backends.base import Backend, DeviceInfo, Event, FrameworkMissing, HostEvent, host_free_memory
+
+try:
+    import paddle
+except ImportError:  # pragma: no cover - exercised where paddle is absent
+    paddle = None
+
+
+class _CudaEvent(Event):
+    def __init__(self) -> None:
+        self.e = paddle.device.Event(enable_timing=True)
+
+    def record(self) -> None:
+        self.e.record()
+
+    def elapsed_ms(self, end: Event) -> float:
+        assert isinstance(end, _CudaEvent)
+        return self.e.elapsed_time(end.e)
+
+
+class PaddleBackend(Backend):
+    """PaddlePaddle on the CPU or GPU 0 of the visible devices."""
+
+    name = "paddle"
+
+    def __init__(self, device: str = "cpu") -> None:
+        if paddle is None:
+            raise FrameworkMissing(
+                "PaddlePaddle is not installed: pip install paddlepaddle==3.3.1 (CPU), or paddlepaddle-gpu "
+                "from Paddle's package index for CUDA"
+            )
+        super().__init__(device)
+        self.place = paddle.CUDAPlace(0) if device == "gpu" else paddle.CPUPlace()
+        paddle.device.set_device("gpu:0" if device == "gpu" else "cpu")
+
+    @staticmethod
+    def version() -> str:
+        return paddle.__version__ if paddle is not None else ""
+
+    @staticmethod
+    def has_cuda() -> bool:
+        return paddle is not None and paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+
+    @property
+    def module(self) -> Any:
+        return paddle
+
+    def framework_dtype(self, name: str) -> Any:
+        return getattr(paddle, name)
+
+    def from_numpy(self, array: np.ndarray, dtype: str, requires_grad: bool = False) -> Any:
+        t = paddle.to_tensor(np.ascontiguousarray(array), place=self.place)
+        if self.dtype_name(t) != dtype:
+            t = t.astype(dtype)
+        t.stop_gradient = not requires_grad
+        return t
+
+    def to_numpy(self, tensor: Any) -> np.ndarray:
+        t = tensor.detach()
+        if t.dtype == paddle.bfloat16:
+            t = t.astype("float32")
+        return t.numpy()
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, paddle.Tensor)
+
+    def dtype_name(self, tensor: Any) -> str:
+        return str(tensor.dtype).removeprefix("paddle.")
+
+    def cast(self, tensor: Any, dtype: str) -> Any:
+        return tensor.astype(dtype)
+
+    def detach(self, tensor: Any, requires_grad: bool = False) -> Any:
+        t = tensor.detach()
+        t.stop_gradient = not requires_grad
+        return t
+
+    def zeros(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return paddle.zeros(list(shape), dtype=dtype)
+
+    def copy_(self, dst: Any, src: Any) -> None:
+        paddle.assign(src, output=dst)
+
+    def random(self, shape: tuple[int, ...], dtype: str, seed: int) -> Any:
+        t = paddle.uniform(list(shape), dtype="float32", min=-1.0, max=1.0, seed=seed % (2**31 - 1) + 1)
+        return t.astype(dtype) if dtype != "float32" else t
+
+    def requires_grad(self, tensor: Any) -> bool:
+        return not tensor.stop_gradient
+
+    def grad(self, outputs: Sequence[Any], inputs: Sequence[Any], grads: Sequence[Any],
+             retain_graph: bool = False) -> list[Any]:
+        return list(paddle.grad(list(outputs), list(inputs), list(grads),
+                                retain_graph=retain_graph, allow_unused=True))
+
+    def no_grad(self) -> Any:
+        return paddle.no_grad()
+
+    def synchronize(self) -> None:
+        if self.device == "gpu":
+            paddle.device.synchronize()
+
+    def event(self) -> Event:
+        return _CudaEvent() if self.device == "gpu" else HostEvent()
+
+    def device_info(self) -> DeviceInfo:
+        if self.device != "gpu":
+            return DeviceInfo("cpu", "cpu")
+        p = paddle.device.cuda.get_device_properties(0)
+        return DeviceInfo("gpu", p.name, total_memory=p.total_memory, l2_bytes=getattr(p, "L2_cache_size", None),
+                          sm_count=p.multi_processor_count, capability=f"{p.major}.{p.minor}")
+
+    def free_memory(self) -> int:
+        if self.device != "gpu":
+            return host_free_memory()
+        info = self.device_info()
+        return (info.total_memory or 0) - paddle.device.cuda.memory_allocated()
+
+    def empty_cache(self) -> None:
+        if self.device == "gpu":
+            paddle.device.cuda.empty_cache()
+
+    def _empty_int32(self, n: int) -> Any:
+        return paddle.empty([n], dtype="int32")
+
+    def _zero(self, tensor: Any) -> None:
+        tensor.zero_()
+
+    def from_dlpack(self, tensor: Any) -> Any:
+        return paddle.utils.dlpack.from_dlpack(tensor)
+
+    def data_ptr(self, tensor: Any) -> int:
+        return tensor.data_ptr()

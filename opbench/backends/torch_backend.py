@@ -1,0 +1,157 @@
+"""PyTorch adapter."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opbench.backends.base import Backend, DeviceInfo, Event, FrameworkMissing, HostEvent, host_free_memory
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - exercised where torch is absent
+    torch = None
+
+_NAMES = {
+    "bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+
+class _CudaEvent(Event):
+    def __init__(self) -> None:
+        self.e = torch.cuda.Event(enable_timing=True)
+
+    def record(self) -> None:
+        self.e.record()
+
+    def elapsed_ms(self, end: Event) -> float:
+        assert isinstance(end, _CudaEvent)
+        return self.e.elapsed_time(end.e)
+
+
+class TorchBackend(Backend):
+    """PyTorch on the CPU or the current CUDA device."""
+
+    name = "torch"
+
+    def __init__(self, device: str = "cpu") -> None:
+        if torch is None:
+            raise FrameworkMissing("PyTorch is not installed: pip install torch==2.13.0 (CPU) or a CUDA build")
+        super().__init__(device)
+        self.torch_device = torch.device("cuda" if device == "gpu" else "cpu")
+
+    @staticmethod
+    def version() -> str:
+        return torch.__version__ if torch is not None else ""
+
+    @staticmethod
+    def has_cuda() -> bool:
+        return torch is not None and torch.cuda.is_available()
+
+    @property
+    def module(self) -> Any:
+        return torch
+
+    def framework_dtype(self, name: str) -> Any:
+        return getattr(torch, _NAMES[name])
+
+    def from_numpy(self, array: np.ndarray, dtype: str, requires_grad: bool = False) -> Any:
+        t = torch.from_numpy(np.ascontiguousarray(array)).to(self.torch_device)
+        t = t.to(self.framework_dtype(dtype))
+        return t.requires_grad_(requires_grad) if requires_grad else t
+
+    def to_numpy(self, tensor: Any) -> np.ndarray:
+        t = tensor.detach()
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        return t.cpu().resolve_conj().numpy()
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, torch.Tensor)
+
+    def dtype_name(self, tensor: Any) -> str:
+        return str(tensor.dtype).removeprefix("torch.")
+
+    def cast(self, tensor: Any, dtype: str) -> Any:
+        return tensor.to(self.framework_dtype(dtype))
+
+    def detach(self, tensor: Any, requires_grad: bool = False) -> Any:
+        t = tensor.detach()
+        return t.requires_grad_(True) if requires_grad else t
+
+    def zeros(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return torch.zeros(shape, dtype=self.framework_dtype(dtype), device=self.torch_device)
+
+    def copy_(self, dst: Any, src: Any) -> None:
+        dst.copy_(src)
+
+    def random(self, shape: tuple[int, ...], dtype: str, seed: int) -> Any:
+        gen = torch.Generator(device=self.torch_device).manual_seed(seed % 2**63)
+        t = torch.rand(shape, generator=gen, device=self.torch_device, dtype=torch.float32) * 2 - 1
+        return t.to(self.framework_dtype(dtype))
+
+    def requires_grad(self, tensor: Any) -> bool:
+        return bool(tensor.requires_grad)
+
+    def grad(self, outputs: Sequence[Any], inputs: Sequence[Any], grads: Sequence[Any],
+             retain_graph: bool = False) -> list[Any]:
+        return list(torch.autograd.grad(list(outputs), list(inputs), list(grads),
+                                        retain_graph=retain_graph, allow_unused=True))
+
+    def no_grad(self) -> Any:
+        return torch.no_grad()
+
+    def synchronize(self) -> None:
+        if self.device == "gpu":
+            torch.cuda.synchronize()
+
+    def event(self) -> Event:
+        return _CudaEvent() if self.device == "gpu" else HostEvent()
+
+    def device_info(self) -> DeviceInfo:
+        if self.device != "gpu":
+            return DeviceInfo("cpu", "cpu", total_memory=None)
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        return DeviceInfo("gpu", p.name, total_memory=p.total_memory, l2_bytes=getattr(p, "L2_cache_size", None),
+                          sm_count=p.multi_processor_count, capability=f"{p.major}.{p.minor}")
+
+    def free_memory(self) -> int:
+        if self.device != "gpu":
+            return host_free_memory()
+        free, _ = torch.cuda.mem_get_info()
+        return free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+
+    def empty_cache(self) -> None:
+        if self.device == "gpu":
+            torch.cuda.empty_cache()
+
+    def _empty_int32(self, n: int) -> Any:
+        return torch.empty(n, dtype=torch.int32, device=self.torch_device)
+
+    def _zero(self, tensor: Any) -> None:
+        tensor.zero_()
+
+    def from_dlpack(self, tensor: Any) -> Any:
+        return torch.from_dlpack(tensor)
+
+    def data_ptr(self, tensor: Any) -> int:
+        return tensor.data_ptr()
+
+    def compile(self, fn: Any) -> Any:
+        """``torch.compile`` with static shapes (the benchmark's ``torch-compile`` provider)."""
+        return torch.compile(fn, dynamic=False)
+
+    @contextlib.contextmanager
+    def sync_debug(self, mode: str = "warn") -> Any:
+        """``torch.cuda.set_sync_debug_mode`` for the duration (warns on hidden syncs)."""
+        old = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode(mode)
+        try:
+            yield
+        finally:
+            torch.cuda.set_sync_debug_mode(old)

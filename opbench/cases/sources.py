@@ -1,0 +1,84 @@
+"""Where cases come from: case files, benchmark JSON configs, built-in suites and inline lines.
+
+``opbench bench`` and ``opbench accuracy`` take the same CASES arguments; this
+module turns them into one list in which a malformed line is a
+:class:`ConfigError` entry, so one bad line never hides the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opbench.cases.benchmark_json import UNKNOWN_DIM, load_benchmark_json
+from opbench.cases.grammar import parse_line
+from opbench.cases.model import Case, ConfigError
+
+
+def parse_lines(lines: list[str], source: str) -> list[Case | ConfigError]:
+    """Parse case-file text: one case a line; ``#`` comments and blank lines are skipped."""
+    out: list[Case | ConfigError] = []
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0] if not _hash_in_string(raw) else raw
+        if not line.strip():
+            continue
+        try:
+            out.append(parse_line(line.rstrip("\n"), lineno=lineno, source=source))
+        except ConfigError as e:
+            out.append(e)
+    return out
+
+
+def _hash_in_string(line: str) -> bool:
+    """True when a '#' sits inside a quoted string, so it is not a comment."""
+    head = line.split("#", 1)[0]
+    return head.count('"') % 2 == 1 or head.count("'") % 2 == 1
+
+
+def load_case_file(path: str | Path) -> list[Case | ConfigError]:
+    """All cases of a case file (config lines)."""
+    path = Path(path)
+    return parse_lines(path.read_text().splitlines(), str(path))
+
+
+@dataclass
+class CaseSet:
+    """The result of resolving CASES arguments: parsed cases and the lines that failed."""
+
+    cases: list[Case] = field(default_factory=list)
+    errors: list[ConfigError] = field(default_factory=list)
+
+    def add(self, items: list[Case | ConfigError]) -> None:
+        for item in items:
+            (self.errors if isinstance(item, ConfigError) else self.cases).append(item)
+
+
+def suite_names(suite_dir: Path) -> list[str]:
+    """Built-in suite names in a folder (``lerp.txt`` -> ``lerp``)."""
+    return sorted(p.stem for p in suite_dir.glob("*.txt"))
+
+
+def resolve(specs: list[str], suite_dir: Path | None = None, *, unknown_dim: int = UNKNOWN_DIM) -> CaseSet:
+    """Turn CASES arguments into cases.
+
+    Each spec is tried as: an inline config line (contains ``(``), a built-in
+    suite name in ``suite_dir``, a ``.json`` benchmark config, or a case file.
+    An unknown spec raises ``FileNotFoundError`` naming it and the suites there are.
+    """
+    result = CaseSet()
+    for spec in specs:
+        if "(" in spec:
+            result.add(parse_lines([spec], "<command line>"))
+            continue
+        builtin = suite_dir / f"{spec}.txt" if suite_dir else None
+        path = Path(spec)
+        if builtin is not None and builtin.is_file() and not path.exists():
+            result.add(load_case_file(builtin))
+        elif path.suffix == ".json" and path.is_file():
+            result.add(load_benchmark_json(path, unknown_dim=unknown_dim))
+        elif path.is_file():
+            result.add(load_case_file(path))
+        else:
+            known = ", ".join(suite_names(suite_dir)) if suite_dir else "none"
+            raise FileNotFoundError(f"'{spec}' is not a case file, a JSON config or a built-in suite ({known})")
+    return result

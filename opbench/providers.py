@@ -1,0 +1,246 @@
+"""Providers: the implementations a case can run on, shared by the benchmark and the accuracy checker.
+
+``paddle`` (the Paddle API), ``torch`` (its mapped PyTorch call), ``paddle-ops``
+and ``torch-ops`` (this repo's custom op through each binding), ``torch-compile``
+(the mapped call under ``torch.compile``). :meth:`Provider.prepare` turns a case
+and its inputs into a :class:`PreparedCall` that runs forward and backward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from opbench import inputs as inputs_mod
+from opbench.backends import Backend, get_backend, installed
+from opbench.cases import FLOAT_DTYPES, Case, DtypeSpec, SliceSpec, TensorSpec
+
+PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops", "torch-compile")
+
+
+class NotApplicable(LookupError):
+    """The provider cannot run this case (no mapping, no custom op, framework missing)."""
+
+
+def flatten(value: Any) -> list[Any]:
+    """Tensors and other leaves of a (possibly nested) output, in order."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in flatten(v)]
+    return [value]
+
+
+@dataclass
+class PreparedCall:
+    """A case bound to one provider's tensors: call :meth:`forward`, then :meth:`backward`."""
+
+    provider: Provider
+    case: Case
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    tensors: list[Any]  # every input tensor, in Case.tensors() order
+    grad_inputs: list[Any]  # the ones autograd differentiates
+
+    @property
+    def backend(self) -> Backend:
+        return self.provider.backend
+
+    def forward(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
+
+    def differentiable_outputs(self, out: Any) -> list[Any]:
+        """The outputs backward starts from: floating tensors autograd tracks."""
+        b = self.backend
+        return [t for t in flatten(out) if b.is_tensor(t) and b.is_floating(t) and b.requires_grad(t)]
+
+    def backward(self, outputs: Sequence[Any], grads: Sequence[Any], retain_graph: bool = False) -> list[Any]:
+        """Input grads (``None`` where an input does not affect the outputs)."""
+        if not self.grad_inputs or not outputs:
+            return [None] * len(self.grad_inputs)
+        return self.backend.grad(outputs, self.grad_inputs, grads, retain_graph=retain_graph)
+
+
+class Provider:
+    """One way to run a case: a framework backend plus the callable for the case's API."""
+
+    name = ""
+    framework = ""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.backend = get_backend(self.framework, device)
+        self.device = device
+
+    def why_not(self, case: Case) -> str | None:
+        """``None`` when the provider can run the case, else the reason it cannot."""
+        return None
+
+    def function(self, case: Case) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    def prepare(self, case: Case, seed: int = 0, values: Sequence[Any] | None = None,
+                requires_grad: bool = True) -> PreparedCall:
+        """Bind the case to this provider's tensors.
+
+        ``values``: one per tensor of the case, host arrays (from :func:`opbench.inputs.generate`)
+        or tensors already of this framework on the device (used as they are, detached);
+        by default they are generated from ``seed``.
+        """
+        reason = self.why_not(case)
+        if reason:
+            raise NotApplicable(reason)
+        fn = self.function(case)
+        if values is None:
+            values = inputs_mod.generate(case, seed)
+        nondiff = _nondiff_params(case)
+        params = [t.param for t in inputs_mod.tensor_inputs(case)]
+        b = self.backend
+        tensors: list[Any] = []
+        grad_inputs: list[Any] = []
+
+        def make(spec: TensorSpec) -> Any:
+            i = len(tensors)
+            wants_grad = requires_grad and spec.dtype in FLOAT_DTYPES and params[i] not in nondiff
+            v = values[i]
+            t = b.from_numpy(v, spec.dtype, wants_grad) if isinstance(v, np.ndarray) else b.detach(v, wants_grad)
+            tensors.append(t)
+            if wants_grad:
+                grad_inputs.append(t)
+            return t
+
+        def build(v: Any) -> Any:
+            if isinstance(v, TensorSpec):
+                return make(v)
+            if isinstance(v, DtypeSpec):
+                return b.framework_dtype(v.name)
+            if isinstance(v, SliceSpec):
+                return slice(v.start, v.stop, v.step)
+            if isinstance(v, list):
+                return [build(e) for e in v]
+            if isinstance(v, tuple):
+                return tuple(build(e) for e in v)
+            return v
+
+        args = tuple(build(a) for a in case.args)
+        kwargs = {k: build(v) for k, v in case.kwargs}
+        return PreparedCall(self, case, fn, args, kwargs, tensors, grad_inputs)
+
+
+def _nondiff_params(case: Case) -> frozenset[str]:
+    from opbench.mapping import MappingMissing, lookup
+
+    try:
+        return frozenset(lookup(case.api).nondiff)
+    except MappingMissing:
+        return frozenset()
+
+
+def _mapping_reason(case: Case) -> str | None:
+    from opbench.mapping import is_mapped
+
+    return None if is_mapped(case.api) else f"no PyTorch mapping for {case.api}"
+
+
+class PaddleProvider(Provider):
+    """The Paddle API itself."""
+
+    name = framework = "paddle"
+
+    def why_not(self, case: Case) -> str | None:
+        try:
+            self.backend.resolve(case.api)
+        except AttributeError as e:
+            return str(e) if "paddle" in str(e) else f"{case.api} is not a Paddle API"
+        return None
+
+    def function(self, case: Case) -> Callable[..., Any]:
+        return self.backend.resolve(case.api)
+
+
+class TorchProvider(Provider):
+    """The PyTorch counterpart from :mod:`opbench.mapping`."""
+
+    name = framework = "torch"
+
+    def why_not(self, case: Case) -> str | None:
+        return _mapping_reason(case)
+
+    def function(self, case: Case) -> Callable[..., Any]:
+        from opbench.mapping import torch_call
+
+        api = case.api
+        return lambda *args, **kwargs: torch_call(api, args, kwargs)
+
+
+class TorchCompileProvider(TorchProvider):
+    """The mapped PyTorch call under ``torch.compile`` (static shapes), compiled once per case."""
+
+    name = "torch-compile"
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__(device)
+        self._compiled: dict[str, Callable[..., Any]] = {}
+
+    def function(self, case: Case) -> Callable[..., Any]:
+        key = case.to_line()
+        if key not in self._compiled:
+            self._compiled[key] = self.backend.compile(super().function(case))
+        return self._compiled[key]
+
+
+class OpsProvider(Provider):
+    """This repository's custom op for the API, through one framework's binding."""
+
+    def why_not(self, case: Case) -> str | None:
+        import ops
+
+        if case.api not in ops.OPS:
+            return f"ops/ has no custom op for {case.api}"
+        return ops.available(self.framework)
+
+    def function(self, case: Case) -> Callable[..., Any]:
+        import ops
+
+        return ops.OPS[case.api]
+
+
+class PaddleOpsProvider(OpsProvider):
+    name, framework = "paddle-ops", "paddle"
+
+
+class TorchOpsProvider(OpsProvider):
+    name, framework = "torch-ops", "torch"
+
+
+_CLASSES: dict[str, type[Provider]] = {
+    "paddle": PaddleProvider,
+    "torch": TorchProvider,
+    "torch-compile": TorchCompileProvider,
+    "paddle-ops": PaddleOpsProvider,
+    "torch-ops": TorchOpsProvider,
+}
+_INSTANCES: dict[tuple[str, str], Provider] = {}
+
+
+def get_provider(name: str, device: str = "cpu") -> Provider:
+    """The provider called ``name`` on ``device`` (one instance per pair, so compiled code is reused)."""
+    if name not in _CLASSES:
+        raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
+    key = (name, device)
+    if key not in _INSTANCES:
+        _INSTANCES[key] = _CLASSES[name](device)
+    return _INSTANCES[key]
+
+
+def framework_of(name: str) -> str:
+    """The framework a provider runs on (``torch-compile`` -> ``torch``)."""
+    if name not in _CLASSES:
+        raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
+    return _CLASSES[name].framework
+
+
+def installed_providers() -> list[str]:
+    """Providers whose framework is installed (whether each applies is decided per case)."""
+    return [p for p in PROVIDERS if installed(framework_of(p))]
