@@ -77,7 +77,7 @@ def peak_bandwidth_gbps(backend: Backend, *, measure: bool = True) -> float | No
     gbps = measure_copy_bandwidth(backend)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"device": info.name, "copy_gbps": gbps, "copy_bytes": COPY_BYTES,
-                                "measured": dt.datetime.now(dt.timezone.utc).isoformat()}))
+                                "measured": dt.datetime.now(dt.UTC).isoformat()}))
     return gbps
 
 
@@ -86,7 +86,7 @@ def collect(device: str = "cpu", *, measure_bandwidth: bool = True) -> dict[str,
     env: dict[str, Any] = {
         "opbench": __version__,
         "git_commit": git_commit(),
-        "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "python": platform.python_version(),
         "device": device,

@@ -68,7 +68,7 @@ def case_from_config(config: dict, *, source: str, index: int, unknown_dim: int 
     try:
         api = api_for_benchmark_op(op)
     except MappingMissing:
-        raise ConfigError(f"benchmark op '{op}' has no Paddle API mapping", source=source, lineno=index + 1)
+        raise ConfigError(f"benchmark op '{op}' has no Paddle API mapping", source=source, lineno=index + 1) from None
     try:
         named = {k: _param(v, f"{where}.{k}", unknown_dim) for k, v in config.get("param_info", {}).items()}
     except (ValueError, KeyError, TypeError) as e:

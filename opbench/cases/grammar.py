@@ -160,7 +160,7 @@ class _Reader:
         if not 1 <= len(node.args) <= 3:
             raise self.fail(node, "slice takes one to three arguments")
         parts = [self.value(a) for a in node.args]
-        for a, p in zip(node.args, parts):
+        for a, p in zip(node.args, parts, strict=True):
             if p is not None and (not isinstance(p, int) or isinstance(p, bool)):
                 raise self.fail(a, f"slice bounds are integers or None, got {p!r}")
         if len(parts) == 1:

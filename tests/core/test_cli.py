@@ -1,0 +1,72 @@
+"""`opbench --version`, `opbench env`, `opbench cases`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from opbench import __version__
+from opbench.cli import main, parse_bytes
+
+LERP = 'paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), 0.2, )'
+
+
+def test_version(capsys):
+    try:
+        main(["--version"])
+    except SystemExit as e:
+        assert e.code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_console_script_entry_point_runs():
+    out = subprocess.run([sys.executable, "-m", "opbench.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and "opbench" in out.stdout
+
+
+def test_env_lists_frameworks(capsys):
+    assert main(["env", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "paddle:" in out and "torch:" in out and "gpu: none" in out
+
+
+def test_env_json(capsys):
+    assert main(["env", "--device", "cpu", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert set(info["frameworks"]) == {"paddle", "torch"} and info["device"] == "cpu"
+
+
+def test_cases_normalizes_and_reports_mapping(tmp_path, capsys):
+    f = tmp_path / "c.txt"
+    f.write_text(f"# header\n{LERP}\npaddle.not_an_api(Tensor([2],\"float32\"))\n")
+    assert main(["cases", str(f)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{f}:2: [mapped] {LERP}"
+    assert out[1].startswith(f"{f}:3: [unmapped] paddle.not_an_api(")
+
+
+def test_cases_malformed_exit_2_with_file_line_col(tmp_path, capsys):
+    f = tmp_path / "c.txt"
+    f.write_text(f"{LERP}\n\npaddle.add(Tensor([2],\"float3\"), )\n")
+    assert main(["cases", str(f)]) == 2
+    captured = capsys.readouterr()
+    assert f"{f}:3:23: unknown dtype 'float3'" in captured.err
+    assert LERP in captured.out  # the good line is still printed
+
+
+def test_cases_memory_limit(capsys):
+    assert main(["cases", "--memory-limit", "1MiB", LERP]) == 2
+    assert "more than the" in capsys.readouterr().err
+    assert main(["cases", "--memory-limit", "1GiB", LERP]) == 0
+
+
+def test_cases_unknown_source_is_usage_error(capsys):
+    assert main(["cases", "no_such_file.txt"]) == 2
+    assert "no_such_file.txt" in capsys.readouterr().err
+
+
+def test_parse_bytes():
+    assert parse_bytes("8GiB") == 8 * 2**30
+    assert parse_bytes("512MB") == 512 * 10**6
+    assert parse_bytes("1e9") == 10**9

@@ -1,0 +1,112 @@
+"""Seeded inputs: same case and seed give the same bits everywhere; domains are honoured."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from opbench import inputs
+from opbench.cases import TensorSpec, parse_line
+from opbench.domains import DEFAULT, NONZERO, POSITIVE, Domain, index_into
+
+LERP = 'paddle.lerp(Tensor([64, 33],"float32"), Tensor([64, 33],"float32"), Tensor([33],"bfloat16"), )'
+
+
+def digest(arrays):
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(a.dtype.str.encode() + str(a.shape).encode() + np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def test_same_case_and_seed_same_bits_other_seed_other_bits():
+    case = parse_line(LERP)
+    a, b = inputs.generate(case, 0), inputs.generate(case, 0)
+    assert digest(a) == digest(b)
+    assert digest(inputs.generate(case, 1)) != digest(a)
+    assert not np.array_equal(a[0], a[1]), "x and y of the same shape must differ"
+
+
+def test_same_bits_in_a_fresh_process():
+    code = ("import hashlib, numpy as np; from opbench import inputs; from opbench.cases import parse_line;"
+            f"a = inputs.generate(parse_line({LERP!r}), 5);"
+            "print(hashlib.sha256(b''.join(np.ascontiguousarray(x).tobytes() for x in a)).hexdigest())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    here = inputs.generate(parse_line(LERP), 5)
+    import hashlib
+
+    assert out == hashlib.sha256(b"".join(np.ascontiguousarray(x).tobytes() for x in here)).hexdigest()
+
+
+def test_bfloat16_values_are_exact_bfloat16():
+    arrays = inputs.generate(parse_line(LERP), 0)
+    w = arrays[2]
+    assert w.dtype == np.float32
+    assert np.all((w.view(np.uint32) & 0xFFFF) == 0)
+
+
+def test_round_to_bfloat16_ties_to_even_and_nan():
+    x = np.array([1.0, 1.00390625, 1.01171875, np.nan, -2.5], np.float32)  # 1+2^-8 is a tie
+    r = inputs.round_to_bfloat16(x)
+    assert r[0] == 1.0 and r[1] == 1.0 and r[2] == 1.015625 and np.isnan(r[3]) and r[4] == -2.5
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_float_domains(dtype):
+    rng = np.random.default_rng(0)
+    spec = TensorSpec((4096,), dtype)
+    d = inputs.draw(spec, DEFAULT, rng)
+    assert d.dtype == np.dtype(dtype) and d.min() >= -1 and d.max() <= 1
+    assert inputs.draw(spec, POSITIVE, rng).min() > 0
+    assert np.abs(inputs.draw(spec, NONZERO, rng)).min() >= 0.1 - 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_integer_ranges_fit_the_dtype(dtype):
+    d = inputs.draw(TensorSpec((1000,), dtype), DEFAULT, np.random.default_rng(0))
+    info = np.iinfo(dtype)
+    assert d.dtype == np.dtype(dtype) and d.min() >= info.min and d.max() <= info.max
+    assert len(np.unique(d)) > 10
+    nz = inputs.draw(TensorSpec((1000,), dtype), NONZERO, np.random.default_rng(0))
+    assert np.all(nz != 0)
+
+
+def test_bool_and_complex():
+    rng = np.random.default_rng(0)
+    b = inputs.draw(TensorSpec((100,), "bool"), DEFAULT, rng)
+    assert b.dtype == np.bool_ and 0 < b.sum() < 100
+    c = inputs.draw(TensorSpec((100,), "complex64"), DEFAULT, rng)
+    assert c.dtype == np.complex64 and np.abs(c.imag).max() > 0
+
+
+def test_index_domain_bounds_follow_the_axis():
+    case = parse_line('paddle.index_select(Tensor([5, 7],"float32"), Tensor([50],"int64"), axis=1, )')
+    x, index = inputs.generate(case, 0)
+    assert index.min() >= 0 and index.max() < 7 and len(np.unique(index)) > 3
+    case0 = parse_line('paddle.gather(Tensor([3, 9],"float32"), Tensor([40],"int32"), )')
+    _, index0 = inputs.generate(case0, 0)
+    assert index0.max() < 3 and index0.dtype == np.int32
+
+
+def test_domains_are_declared_per_api():
+    (x,) = inputs.generate(parse_line('paddle.log(Tensor([1000],"float32"), )'), 0)
+    assert x.min() > 0
+    _, y = inputs.generate(parse_line('paddle.divide(Tensor([1000],"float32"), Tensor([1000],"float32"), )'), 0)
+    assert np.abs(y).min() > 0.05
+
+
+def test_tensors_of_equal_spec_share_values_across_cases():
+    a = inputs.generate(parse_line('paddle.exp(Tensor([8, 8],"float32"), )'), 3)
+    b = inputs.generate(parse_line('paddle.sin(Tensor([8, 8],"float32"), )'), 3)
+    assert np.array_equal(a[0], b[0])
+
+
+def test_domain_validation():
+    with pytest.raises(ValueError):
+        Domain(low=1, high=1)
+    assert index_into("x").index_of == "x"
