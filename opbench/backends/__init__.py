@@ -23,7 +23,10 @@ FRAMEWORKS = ("paddle", "torch")
 
 def installed(framework: str) -> bool:
     """True when the framework's package can be imported (checked without importing it)."""
-    return importlib.util.find_spec(framework) is not None
+    try:
+        return importlib.util.find_spec(framework) is not None
+    except ValueError:  # present in sys.modules as None: import blocked
+        return False
 
 
 @cache
@@ -53,6 +56,16 @@ def gpu_available() -> bool:
     return False
 
 
+def free_memory(device: str) -> int:
+    """Bytes free on ``device`` now, as the first installed framework sees it (the default memory limit)."""
+    from opbench.backends.base import host_free_memory
+
+    for fw in FRAMEWORKS:
+        if installed(fw) and (device == "cpu" or get_backend(fw, "cpu").has_cuda()):
+            return get_backend(fw, device).free_memory()
+    return host_free_memory()
+
+
 def default_device() -> str:
     return "gpu" if gpu_available() else "cpu"
 
@@ -66,6 +79,7 @@ __all__ = [
     "FrameworkMissing",
     "default_device",
     "flush_bytes",
+    "free_memory",
     "get_backend",
     "gpu_available",
     "installed",

@@ -215,3 +215,13 @@ class Backend(ABC):
     @abstractmethod
     def data_ptr(self, tensor: Any) -> int:
         """The device address of a tensor's first element (to prove zero-copy exchange)."""
+
+    # -- op_benchmark: profiler kernel times and CUDA graphs ---------------------------------
+    def profile_kernels(self, fn: Callable[[], Any]) -> list[tuple[str, float]]:
+        """Run ``fn`` once under the framework profiler: each GPU activity (kernel, memset, memcpy)
+        it caused, as ``(name, microseconds)``. The caller keeps anything it must not count outside."""
+        raise NotImplementedError(f"{self.name} on {self.device}: kernel timing through the profiler is not supported")
+
+    def capture_graph(self, fn: Callable[[], Any]) -> Callable[[], None]:
+        """Warm ``fn`` up, capture one call in a CUDA graph and return the graph's replay."""
+        raise NotImplementedError(f"{self.name} on {self.device}: CUDA-graph timing is not supported")

@@ -155,3 +155,33 @@ class TorchBackend(Backend):
             yield
         finally:
             torch.cuda.set_sync_debug_mode(old)
+
+    def profile_kernels(self, fn: Any) -> list[tuple[str, float]]:
+        """One call of ``fn`` under ``torch.profiler`` (CUDA activity only): each kernel/memset/memcpy, in us."""
+        if self.device != "gpu":
+            raise NotImplementedError("kernel timing needs a GPU (use the wall clock on the CPU)")
+        from torch.autograd import DeviceType
+        from torch.profiler import ProfilerActivity, profile
+
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        return [(e.name(), e.duration_ns() / 1e3) for e in prof.profiler.kineto_results.events()
+                if e.device_type() == DeviceType.CUDA and not e.is_user_annotation()]
+
+    def capture_graph(self, fn: Any) -> Any:
+        """``torch.cuda.CUDAGraph`` of one call of ``fn``, warmed up on a side stream as the docs ask."""
+        if self.device != "gpu":
+            raise NotImplementedError("CUDA-graph timing needs a GPU")
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        torch.cuda.synchronize()
+        return graph.replay
