@@ -32,7 +32,7 @@ def tensor_seed(seed: int, ordinal: int, spec: TensorSpec, domain: Domain) -> in
 
 def round_to_bfloat16(a: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bfloat16 (ties to even); the result stays float32."""
-    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    bits = np.asarray(a, dtype=np.float32, order="C").view(np.uint32)
     rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
     out = ((bits + rounding) & np.uint32(0xFFFF0000)).astype(np.uint32)
     nan = np.isnan(a)
@@ -109,7 +109,7 @@ def generate(case: Case, seed: int = 0) -> list[np.ndarray]:
     arrays = []
     for ordinal, t in enumerate(tensor_inputs(case)):
         rng = np.random.default_rng(tensor_seed(seed, ordinal, t.spec, t.domain))
-        arrays.append(draw(t.spec, t.domain, rng, t.index_size))
+        arrays.append(np.asarray(draw(t.spec, t.domain, rng, t.index_size)))
     return arrays
 
 

@@ -103,3 +103,72 @@ def throttle_reasons(h: Any) -> list[str]:
 def decode_reasons(mask: int) -> list[str]:
     """Names for a throttle-reason bit mask."""
     return [name for bit, name in _REASONS.items() if mask & bit]
+
+
+# -- more readings and the opt-in clock lock (``opbench tools clocks``) ------------------------------
+class ClockLockError(RuntimeError):
+    """NVML refused to lock or reset the clocks (no permission, not supported); the message says why."""
+
+
+def device_name(h: Any) -> str | None:
+    try:
+        name = pynvml.nvmlDeviceGetName(h)
+    except Exception:
+        return None
+    return name.decode() if isinstance(name, bytes) else name
+
+
+def throttle_mask(h: Any) -> int | None:
+    """The raw throttle-reason bit mask (``None`` when NVML cannot say)."""
+    for fn in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+        try:
+            return int(getattr(pynvml, fn)(h))
+        except Exception:
+            continue
+    return None
+
+
+def readings(h: Any) -> dict[str, Any]:
+    """Temperature (C), power draw and limit (W), GPU utilization (%) and application SM clock (MHz)."""
+
+    def read(fn: str, *args: Any) -> Any:
+        try:
+            return getattr(pynvml, fn)(h, *args)
+        except Exception:
+            return None
+
+    power = read("nvmlDeviceGetPowerUsage")
+    limit = read("nvmlDeviceGetEnforcedPowerLimit")
+    util = read("nvmlDeviceGetUtilizationRates")
+    return {
+        "temperature_c": read("nvmlDeviceGetTemperature", getattr(pynvml, "NVML_TEMPERATURE_GPU", 0)),
+        "power_w": power / 1000 if power is not None else None,
+        "power_limit_w": limit / 1000 if limit is not None else None,
+        "utilization_pct": getattr(util, "gpu", None),
+        "app_sm_mhz": read("nvmlDeviceGetApplicationsClock", pynvml.NVML_CLOCK_SM),
+    }
+
+
+def supported_sm_clocks(h: Any) -> list[int]:
+    """SM clocks (MHz) the GPU accepts at its highest memory clock, highest first (empty if unknown)."""
+    try:
+        mem = max(pynvml.nvmlDeviceGetSupportedMemoryClocks(h))
+        return sorted(pynvml.nvmlDeviceGetSupportedGraphicsClocks(h, mem), reverse=True)
+    except Exception:
+        return []
+
+
+def lock_sm_clock(h: Any, mhz: int) -> None:
+    """Lock the SM clock to ``mhz`` (``nvidia-smi -lgc``); needs root and a GPU that allows it."""
+    try:
+        pynvml.nvmlDeviceSetGpuLockedClocks(h, mhz, mhz)
+    except Exception as e:
+        raise ClockLockError(f"NVML refused to lock the SM clock at {mhz} MHz: {e}") from None
+
+
+def reset_sm_clock(h: Any) -> None:
+    """Undo :func:`lock_sm_clock` (``nvidia-smi -rgc``)."""
+    try:
+        pynvml.nvmlDeviceResetGpuLockedClocks(h)
+    except Exception as e:
+        raise ClockLockError(f"NVML refused to reset the SM clock: {e}") from None

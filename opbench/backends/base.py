@@ -225,3 +225,59 @@ class Backend(ABC):
     def capture_graph(self, fn: Callable[[], Any]) -> Callable[[], None]:
         """Warm ``fn`` up, capture one call in a CUDA graph and return the graph's replay."""
         raise NotImplementedError(f"{self.name} on {self.device}: CUDA-graph timing is not supported")
+
+    # -- host memory, streams and the profiler (``opbench tools``) ----------------------------
+    def host_empty(self, shape: tuple[int, ...], dtype: str, pinned: bool = False) -> Any:
+        """An uninitialized host (CPU) tensor, page-locked when ``pinned`` (allocated once, reused)."""
+        raise NotImplementedError(f"{self.name}: host tensors are not supported")
+
+    def pin_memory(self, tensor: Any) -> Any:
+        """A page-locked copy of a host tensor (``.pin_memory()``: allocates and copies every call)."""
+        raise NotImplementedError(f"{self.name}: pinned host memory is not supported")
+
+    def to_device(self, tensor: Any, non_blocking: bool = False) -> Any:
+        """A new GPU copy of a host tensor (``.to("cuda", non_blocking=...)``)."""
+        raise NotImplementedError(f"{self.name}: host-to-device copies are not supported")
+
+    def to_host(self, tensor: Any, non_blocking: bool = False) -> Any:
+        """A new host copy of a device tensor (``.to("cpu", non_blocking=...)``)."""
+        raise NotImplementedError(f"{self.name}: device-to-host copies are not supported")
+
+    def copy_async(self, dst: Any, src: Any, non_blocking: bool = True) -> None:
+        """``dst.copy_(src)`` across host and device; the caller synchronizes before reading ``dst``."""
+        raise NotImplementedError(f"{self.name}: non_blocking copies are not supported")
+
+    def new_stream(self) -> Any:
+        """A new (non-default) device stream."""
+        raise NotImplementedError(f"{self.name}: streams are not supported")
+
+    def current_stream(self) -> Any:
+        raise NotImplementedError(f"{self.name}: streams are not supported")
+
+    def stream_guard(self, stream: Any) -> Any:
+        """A context manager making ``stream`` current for the work launched inside it."""
+        raise NotImplementedError(f"{self.name}: streams are not supported")
+
+    def wait_stream(self, stream: Any, other: Any) -> None:
+        """Make ``stream`` wait (on the device) for the work queued so far on ``other``."""
+        raise NotImplementedError(f"{self.name}: streams are not supported")
+
+    def stream_synchronize(self, stream: Any) -> None:
+        """Block the host until the work queued on ``stream`` is done."""
+        raise NotImplementedError(f"{self.name}: streams are not supported")
+
+    def profile_to_chrome_trace(self, fn: Callable[[], Any], path: str, with_stack: bool = True) -> None:
+        """Run ``fn`` under the framework profiler (host, runtime and device activity) and write a
+        Chrome-trace JSON to ``path``; the trace is written even when ``fn`` raises (then re-raised)."""
+        raise NotImplementedError(f"{self.name}: profiling to a Chrome trace is not supported")
+
+    def sync_debug(self, mode: str = "warn") -> Any:
+        """A context manager that warns on synchronizing calls (PyTorch's ``set_sync_debug_mode``)."""
+        raise NotImplementedError(f"{self.name} has no sync debug mode (PyTorch's torch.cuda.set_sync_debug_mode)")
+
+    def close_figures(self, actual: Any, expected: Any, atol: float, rtol: float
+                      ) -> tuple[int, float, float, tuple[int, ...] | None]:
+        """Compare two same-shape tensors on the device: (mismatches, max abs error, max rel error,
+        first mismatching index or None), where a mismatch is ``|a - e| > atol + rtol * |e|``
+        (NaN equals NaN). Only these few numbers leave the device (the accuracy checker's GPU mode)."""
+        raise NotImplementedError(f"{self.name}: on-device comparison is not implemented")

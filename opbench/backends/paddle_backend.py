@@ -61,7 +61,7 @@ class PaddleBackend(Backend):
         return getattr(paddle, name)
 
     def from_numpy(self, array: np.ndarray, dtype: str, requires_grad: bool = False) -> Any:
-        t = paddle.to_tensor(np.ascontiguousarray(array), place=self.place)
+        t = paddle.to_tensor(np.asarray(array, order="C"), place=self.place)
         if self.dtype_name(t) != dtype:
             t = t.astype(dtype)
         t.stop_gradient = not requires_grad
@@ -167,3 +167,82 @@ class PaddleBackend(Backend):
     def capture_graph(self, fn: Any) -> Any:
         """Not offered: Paddle's dygraph CUDA-graph capture is experimental and unverified here."""
         raise NotImplementedError("CUDA-graph timing is not supported for Paddle providers; use --method events")
+
+    def host_empty(self, shape: tuple[int, ...], dtype: str, pinned: bool = False) -> Any:
+        if dtype == "bfloat16":
+            raise NotImplementedError("paddle: bfloat16 host buffers are not supported here; use float16")
+        place = paddle.CUDAPinnedPlace() if pinned else paddle.CPUPlace()
+        return paddle.to_tensor(np.empty(shape, dtype=np.dtype(dtype)), place=place)
+
+    def pin_memory(self, tensor: Any) -> Any:
+        return tensor.pin_memory()
+
+    def to_device(self, tensor: Any, non_blocking: bool = False) -> Any:
+        return tensor.cuda(blocking=not non_blocking)
+
+    def to_host(self, tensor: Any, non_blocking: bool = False) -> Any:
+        return tensor.to("cpu", blocking=not non_blocking)
+
+    def copy_async(self, dst: Any, src: Any, non_blocking: bool = True) -> None:
+        dst.copy_(src, blocking=not non_blocking)
+
+    def new_stream(self) -> Any:
+        return paddle.device.Stream()
+
+    def current_stream(self) -> Any:
+        return paddle.device.current_stream()
+
+    def stream_guard(self, stream: Any) -> Any:
+        return paddle.device.stream_guard(stream)
+
+    def wait_stream(self, stream: Any, other: Any) -> None:
+        stream.wait_stream(other)
+
+    def stream_synchronize(self, stream: Any) -> None:
+        stream.synchronize()
+
+    def profile_to_chrome_trace(self, fn: Any, path: str, with_stack: bool = True) -> None:
+        """paddle.profiler (CPU and GPU targets); Paddle's traces carry no Python frames (``with_stack`` unused)."""
+        from paddle import profiler
+
+        targets = [profiler.ProfilerTarget.CPU]
+        if self.device == "gpu":
+            targets.append(profiler.ProfilerTarget.GPU)
+        prof = profiler.Profiler(targets=targets)
+        prof.start()
+        try:
+            try:
+                fn()
+            finally:
+                self.synchronize()
+        finally:
+            prof.stop()
+            prof.export(str(path), format="json")
+
+    def close_figures(self, actual: Any, expected: Any, atol: float, rtol: float
+                      ) -> tuple[int, float, float, tuple[int, ...] | None]:
+        a, e = actual.detach(), expected.detach()
+        if list(a.shape) != list(e.shape):
+            raise ValueError(f"close_figures: shapes differ {list(a.shape)} vs {list(e.shape)}")
+        if a.size == 0:
+            return 0, 0.0, 0.0, None
+        names = (self.dtype_name(a), self.dtype_name(e))
+        work = "complex128" if any(n.startswith("complex") for n in names) else "float64"
+        a, e = a.astype(work).flatten(), e.astype(work).flatten()
+        same = paddle.equal(a, e)
+        parts = (paddle.real(a), paddle.imag(a), paddle.real(e), paddle.imag(e)) if work == "complex128" else (a, a, e, e)
+        a_nan = paddle.logical_or(paddle.isnan(parts[0]), paddle.isnan(parts[1]))
+        e_nan = paddle.logical_or(paddle.isnan(parts[2]), paddle.isnan(parts[3]))
+        same = paddle.logical_or(same, paddle.logical_and(a_nan, e_nan))
+        diff = paddle.abs(a - e)
+        diff = paddle.where(same, paddle.zeros_like(diff), diff)
+        ref = paddle.abs(e)
+        bad = paddle.logical_and(paddle.logical_not(diff <= atol + rtol * ref), paddle.logical_not(same))
+        rel = paddle.where(same, paddle.zeros_like(diff), diff / ref)
+        stats = paddle.stack([bad.astype("float64").sum(), diff.max(), rel.max()]).numpy().tolist()
+        count, max_abs, max_rel = stats
+        first = None
+        if count:
+            flat = int(paddle.nonzero(bad)[0, 0])
+            first = tuple(int(i) for i in np.unravel_index(flat, tuple(actual.shape)))
+        return int(count), float(max_abs), float(max_rel), first

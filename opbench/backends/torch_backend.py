@@ -61,7 +61,7 @@ class TorchBackend(Backend):
         return getattr(torch, _NAMES[name])
 
     def from_numpy(self, array: np.ndarray, dtype: str, requires_grad: bool = False) -> Any:
-        t = torch.from_numpy(np.ascontiguousarray(array)).to(self.torch_device)
+        t = torch.from_numpy(np.asarray(array, order="C")).to(self.torch_device)
         t = t.to(self.framework_dtype(dtype))
         return t.requires_grad_(requires_grad) if requires_grad else t
 
@@ -185,3 +185,106 @@ class TorchBackend(Backend):
             fn()
         torch.cuda.synchronize()
         return graph.replay
+
+    def host_empty(self, shape: tuple[int, ...], dtype: str, pinned: bool = False) -> Any:
+        return torch.empty(shape, dtype=self.framework_dtype(dtype), device="cpu", pin_memory=pinned)
+
+    def pin_memory(self, tensor: Any) -> Any:
+        return tensor.pin_memory()
+
+    def to_device(self, tensor: Any, non_blocking: bool = False) -> Any:
+        return tensor.to("cuda", non_blocking=non_blocking)
+
+    def to_host(self, tensor: Any, non_blocking: bool = False) -> Any:
+        return tensor.to("cpu", non_blocking=non_blocking)
+
+    def copy_async(self, dst: Any, src: Any, non_blocking: bool = True) -> None:
+        dst.copy_(src, non_blocking=non_blocking)
+
+    def new_stream(self) -> Any:
+        return torch.cuda.Stream()
+
+    def current_stream(self) -> Any:
+        return torch.cuda.current_stream()
+
+    def stream_guard(self, stream: Any) -> Any:
+        return torch.cuda.stream(stream)
+
+    def wait_stream(self, stream: Any, other: Any) -> None:
+        stream.wait_stream(other)
+
+    def stream_synchronize(self, stream: Any) -> None:
+        stream.synchronize()
+
+    def profile_to_chrome_trace(self, fn: Any, path: str, with_stack: bool = True) -> None:
+        """torch.profiler with CPU and CUDA activity, Python stacks, and CUDA sync events where offered."""
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if self.device == "gpu":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+            with contextlib.suppress(AttributeError, RuntimeError):  # private switch; absent in old releases
+                torch._C._profiler._set_cuda_sync_enabled_val(True)
+        prof = torch.profiler.profile(activities=acts, with_stack=with_stack)
+        try:
+            with prof:
+                try:
+                    fn()
+                finally:
+                    self.synchronize()
+        finally:
+            prof.export_chrome_trace(str(path))
+
+    # Tensors at least this large are compared by a torch.compile'd (fused) reduction on the GPU:
+    # eager mode would make ~15 passes over the data, the compiled kernel makes one.
+    CLOSE_COMPILE_NUMEL = 2**20
+
+    def close_figures(self, actual: Any, expected: Any, atol: float, rtol: float
+                      ) -> tuple[int, float, float, tuple[int, ...] | None]:
+        a, e = actual.detach(), expected.detach()
+        if a.shape != e.shape:
+            raise ValueError(f"close_figures: shapes differ {tuple(a.shape)} vs {tuple(e.shape)}")
+        if a.numel() == 0:
+            return 0, 0.0, 0.0, None
+        dts = (a.dtype, e.dtype)
+        if any(d.is_complex for d in dts):
+            work = torch.complex128
+        elif torch.float64 in dts or (any(d.is_floating_point for d in dts)
+                                      and not all(d.is_floating_point for d in dts)):
+            work = torch.float64
+        elif all(d.is_floating_point for d in dts):
+            work = torch.float32
+        else:
+            work = torch.int64
+        fn = TorchBackend._close_stats
+        if self.device == "gpu" and a.numel() >= self.CLOSE_COMPILE_NUMEL:
+            compiled = getattr(TorchBackend, "_close_stats_compiled", None)
+            if compiled is None:
+                compiled = torch.compile(TorchBackend._close_stats, dynamic=True)
+                TorchBackend._close_stats_compiled = compiled
+            fn = compiled
+        try:
+            stats, bad = fn(a.reshape(-1), e.reshape(-1), atol, rtol, work)
+        except Exception:  # noqa: BLE001 - a compiler failure must not fail the comparison
+            if fn is TorchBackend._close_stats:
+                raise
+            TorchBackend._close_stats_compiled = TorchBackend._close_stats
+            stats, bad = TorchBackend._close_stats(a.reshape(-1), e.reshape(-1), atol, rtol, work)
+        count, max_abs, max_rel = stats.tolist()  # the one device-to-host copy of a passing comparison
+        first = None
+        if count:
+            flat = int(torch.nonzero(bad)[0, 0])
+            first = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), tuple(a.shape)))
+        return int(count), float(max_abs), float(max_rel), first
+
+    @staticmethod
+    def _close_stats(a: Any, e: Any, atol: float, rtol: float, work: Any) -> tuple[Any, Any]:
+        a, e = a.to(work), e.to(work)
+        same = a == e
+        if work != torch.int64:
+            same = same | (a.isnan() & e.isnan())
+        diff = (a - e).abs()
+        diff = torch.where(same, torch.zeros_like(diff), diff)
+        ref = e.abs()
+        bad = ~(diff <= atol + rtol * ref) & ~same
+        rel = torch.where(same, torch.zeros_like(diff, dtype=torch.float64), diff.to(torch.float64) / ref)
+        stats = torch.stack([bad.sum().to(torch.float64), diff.max().to(torch.float64), rel.max()])
+        return stats, bad
