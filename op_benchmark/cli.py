@@ -1,0 +1,209 @@
+"""``opbench bench``, ``opbench compare`` and ``opbench report``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+
+from opbench.cli import UsageError, add_case_arguments
+
+SUITE_DIR = Path(__file__).resolve().parent / "suites"
+CHECKPOINT_S = 10.0
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _csv_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from op_benchmark.compare import DEFAULT_FAIL_PCT, DEFAULT_THRESHOLD_PCT
+    from op_benchmark.directions import DIRECTIONS
+    from op_benchmark.stopping import DEFAULT_BUDGET_S, DEFAULT_MAX_SAMPLES, DEFAULT_MIN_SAMPLES, DEFAULT_NOISE
+    from op_benchmark.timers import METHODS
+    from opbench.providers import PROVIDERS
+
+    p = subparsers.add_parser("bench", help="time cases on each provider (fwd, bwd, fwd+bwd)",
+                              description="Time cases on each provider; markdown on stdout, JSON/CSV on request.")
+    add_case_arguments(p)
+    p.add_argument("--providers", type=_csv_list, default=None, metavar="LIST",
+                   help=f"comma-separated from {', '.join(PROVIDERS)} (default: all installed; "
+                        "each case runs on those that apply)")
+    p.add_argument("--directions", type=_csv_list, default=list(DIRECTIONS), metavar="LIST",
+                   help="comma-separated from fwd, bwd, fwd+bwd (default: all three)")
+    p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="default: gpu when available")
+    p.add_argument("--method", choices=METHODS, default="events",
+                   help="GPU timing: events (default; L2 flushed before each sample), kernel (profiler kernel "
+                        "sum), graph (CUDA-graph replay); the CPU always uses the wall clock")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S * 1e3, metavar="MS",
+                   help=f"sampling time per case, provider and direction (default {DEFAULT_BUDGET_S * 1e3:.0f})")
+    p.add_argument("--min-samples", type=int, default=DEFAULT_MIN_SAMPLES, metavar="N",
+                   help=f"never fewer samples (default {DEFAULT_MIN_SAMPLES})")
+    p.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES, metavar="N",
+                   help=f"never more samples (default {DEFAULT_MAX_SAMPLES})")
+    p.add_argument("--noise", type=float, default=DEFAULT_NOISE * 100, metavar="PCT",
+                   help=f"stop early once the relative noise is below PCT (default {DEFAULT_NOISE * 100}; 0: never)")
+    p.add_argument("--warmup", type=float, default=50.0, metavar="MS",
+                   help="warm-up time after the first (JIT/autotune) call (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
+    p.add_argument("--json", metavar="FILE", help="write the records and the environment block as JSON")
+    p.add_argument("--markdown", metavar="FILE", help="also write the markdown tables to FILE")
+    p.add_argument("--csv", metavar="FILE", help="write one CSV row per record")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
+
+    p = subparsers.add_parser("compare", help="compare two bench JSON files (regression gate)",
+                              description="Per case, provider and direction: new/base median ratio, 95%% "
+                                          "bootstrap CI and a verdict; exit 1 on a significant slowdown.")
+    p.add_argument("base", metavar="BASE.json")
+    p.add_argument("new", metavar="NEW.json")
+    p.add_argument("--fail-on-slower", type=float, default=DEFAULT_FAIL_PCT, metavar="PCT",
+                   help=f"exit 1 when a case is significantly slower by more than PCT (default {DEFAULT_FAIL_PCT})")
+    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
+                   help=f"smallest change called FASTER/SLOWER (default {DEFAULT_THRESHOLD_PCT})")
+    p.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
+    p.set_defaults(func=cmd_compare)
+
+    p = subparsers.add_parser("report", help="per-op speedup summary (geomean, min, max) of a bench JSON",
+                              description="Per op, provider pair and direction: geometric-mean speedup.")
+    p.add_argument("results", metavar="RESULTS.json")
+    p.add_argument("--baselines", type=_csv_list, default=["paddle", "torch"], metavar="LIST",
+                   help="providers to compare against (default paddle,torch)")
+    p.add_argument("--markdown", metavar="FILE", help="also write the markdown to FILE")
+    p.add_argument("--png", metavar="FILE", help="bar chart of the geometric means (needs matplotlib)")
+    p.set_defaults(func=cmd_report)
+
+
+def _write(path: str | None, text: str) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from op_benchmark import render
+    from op_benchmark.directions import DIRECTIONS
+    from op_benchmark.results import BenchResult, write_json
+    from op_benchmark.runner import BenchConfig, Runner
+    from op_benchmark.stopping import default_rule
+    from opbench import env as env_mod
+    from opbench.backends import default_device
+    from opbench.cases import resolve
+    from opbench.providers import PROVIDERS, installed_providers
+
+    providers = args.providers or installed_providers()
+    unknown = [p for p in providers if p not in PROVIDERS]
+    if unknown:
+        raise UsageError(f"unknown provider {unknown[0]!r} (known: {', '.join(PROVIDERS)})")
+    bad_dirs = [d for d in args.directions if d not in DIRECTIONS]
+    if bad_dirs or not args.directions:
+        raise UsageError(f"unknown direction {(bad_dirs or [''])[0]!r} (known: {', '.join(DIRECTIONS)})")
+    device = args.device or default_device()
+    if device == "cpu" and args.method != "events":
+        raise UsageError(f"--method {args.method} needs a GPU; the CPU is timed with the wall clock")
+    try:
+        rule = default_rule(args.budget / 1e3, min_samples=args.min_samples, noise=args.noise / 100,
+                            max_samples=args.max_samples)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    try:
+        found = resolve(args.cases, SUITE_DIR, unknown_dim=args.unknown_dim)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    for err in found.errors:
+        print(str(err), file=sys.stderr)
+    if not found.cases:
+        print("opbench bench: no valid cases", file=sys.stderr)
+        return 2
+
+    env = env_mod.collect(device)
+    config = BenchConfig(providers=providers, directions=args.directions, device=device, method=args.method,
+                         rule=rule, warmup_s=args.warmup / 1e3, seed=args.seed,
+                         memory_limit=args.memory_limit or _free_memory(providers, device),
+                         peak_gbps=env.get("peak_bandwidth_gbps"))
+    meta = config.as_dict() | {"cases": args.cases}
+    last_save = [time.monotonic()]
+
+    def checkpoint(_rec: object) -> None:
+        """Rewrite the JSON every 10 s (marked interrupted) so a killed run still leaves its records."""
+        if args.json and time.monotonic() - last_save[0] > CHECKPOINT_S:
+            write_json(BenchResult(env, meta, list(runner.records), interrupted=True), args.json)
+            last_save[0] = time.monotonic()
+
+    runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint)
+    old_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # a CI timeout saves like Ctrl-C
+    try:
+        records = runner.run(found.cases)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    result = BenchResult(env, meta, records, runner.interrupted)
+    if args.json:
+        write_json(result, args.json)
+    text = render.markdown(records, env, provider_order=providers)
+    _write(args.markdown, text)
+    _write(args.csv, render.to_csv(records) if args.csv else "")
+    print(text)
+    if runner.interrupted:
+        print("interrupted: the records measured so far were written", file=sys.stderr)
+        return 130
+    failed = render.failures(records)
+    if failed:
+        print(f"{len(failed)} record(s) failed (see 'Failed' above)", file=sys.stderr)
+    return 2 if found.errors else (1 if failed else 0)
+
+
+def _free_memory(providers: list[str], device: str) -> int | None:
+    """What the first usable provider's device has free now (the default --memory-limit)."""
+    from opbench.backends import get_backend
+    from opbench.providers import framework_of
+
+    for p in providers:
+        try:
+            return get_backend(framework_of(p), device).free_memory()
+        except Exception:
+            continue
+    return None
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from op_benchmark import compare
+    from op_benchmark.results import read_json
+
+    try:
+        base, new = read_json(args.base), read_json(args.new)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    comparisons = compare.compare_records(base.records, new.records, threshold_pct=args.threshold)
+    text = compare.markdown(comparisons, fail_pct=args.fail_on_slower)
+    _write(args.markdown, text)
+    print(text)
+    regressed = [c for c in comparisons if c.regressed(args.fail_on_slower)]
+    if regressed:
+        print(f"{len(regressed)} case(s) significantly slower by more than {args.fail_on_slower}% "
+              "or newly failing", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from op_benchmark import report
+    from op_benchmark.results import read_json
+
+    try:
+        result = read_json(args.results)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    rows = report.speedups(result.records, args.baselines)
+    text = report.markdown(rows)
+    _write(args.markdown, text)
+    print(text)
+    if args.png:
+        note = report.bar_chart(rows, args.png)
+        print(note or f"chart written to {args.png}", file=sys.stderr)
+    return 0

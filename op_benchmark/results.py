@@ -1,0 +1,143 @@
+"""Result records (one per case x provider x direction) and the JSON file that holds them.
+
+The file is ``{"schema", "env", "config", "interrupted", "records": [...]}``; each record
+keeps its raw samples so ``opbench compare`` can bootstrap over them later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from op_benchmark.stats import Measurement
+
+SCHEMA = "opbench.bench/1"
+#: ok: measured; not_applicable: the provider cannot run the case; unsupported: the timing method
+#: is not offered for the provider; skipped: refused before running (memory limit);
+#: error / oom: the case failed (the reason is in ``error``).
+STATUSES = ("ok", "not_applicable", "unsupported", "skipped", "error", "oom")
+
+
+@dataclass
+class Record:
+    """One measured (or failed) case x provider x direction."""
+
+    case: str
+    api: str
+    provider: str
+    direction: str
+    device: str
+    method: str
+    status: str = "ok"
+    error: str | None = None
+    source: str | None = None
+    median_us: float | None = None
+    min_us: float | None = None
+    max_us: float | None = None
+    q1_us: float | None = None
+    q3_us: float | None = None
+    iqr_us: float | None = None
+    noise: float | None = None
+    samples: int = 0
+    samples_us: list[float] = field(default_factory=list)
+    stop_reason: str | None = None
+    sm_clock_mhz: list[int] | None = None
+    throttled_samples: int = 0
+    bytes: int | None = None
+    flops: float | None = None
+    gbps: float | None = None
+    pct_peak_bw: float | None = None
+    tflops: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.median_us is not None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.case, self.provider, self.direction)
+
+    def set_measurement(self, m: Measurement, peak_gbps: float | None = None) -> None:
+        """Fill the statistics and the derived rates from ``m`` (bytes/flops set beforehand)."""
+        self.median_us, self.min_us, self.max_us = m.median, m.min, m.max
+        self.q1_us, self.q3_us, self.iqr_us = m.q1, m.q3, m.iqr
+        self.noise = m.noise if m.count > 1 else None
+        self.samples = m.count
+        self.samples_us = list(m.samples_us)
+        if m.median > 0 and self.bytes:
+            self.gbps = self.bytes / (m.median * 1e-6) / 1e9
+            if peak_gbps:
+                self.pct_peak_bw = 100.0 * self.gbps / peak_gbps
+        if m.median > 0 and self.flops:
+            self.tflops = self.flops / (m.median * 1e-6) / 1e12
+
+    def measurement(self) -> Measurement:
+        return Measurement.of(self.samples_us)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["noise"] is not None and d["noise"] == float("inf"):
+            d["noise"] = None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Record:
+        known = {f.name for f in fields(cls)}
+        missing = [k for k in ("case", "provider", "direction", "status") if k not in d]
+        if missing:
+            raise ValueError(f"record lacks {', '.join(missing)}")
+        rec = cls(**{k: v for k, v in d.items() if k in known}
+                  | {k: d.get(k, "") for k in ("api", "device", "method") if k not in d})
+        if rec.status == "ok" and not rec.samples_us:
+            raise ValueError(f"record {rec.key} has status ok but no samples_us")
+        return rec
+
+
+@dataclass
+class BenchResult:
+    """A whole run: the environment block, the options, the records, and whether it was cut short."""
+
+    env: dict[str, Any]
+    config: dict[str, Any]
+    records: list[Record]
+    interrupted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "env": self.env, "config": self.config, "interrupted": self.interrupted,
+                "records": [r.to_dict() for r in self.records]}
+
+
+def write_json(result: BenchResult, path: str | Path) -> None:
+    """Write atomically (a temporary file renamed), so an interrupted write never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+
+
+def read_json(path: str | Path) -> BenchResult:
+    """Load a results file; ValueError with a one-line reason naming the file when it is not one."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("records"), list):
+        raise ValueError(f"{path}: not an opbench bench result (no 'records' list)")
+    if data.get("schema", SCHEMA) != SCHEMA:
+        raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r}")
+    records = []
+    for i, d in enumerate(data["records"]):
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}: record {i} is not an object")
+        try:
+            records.append(Record.from_dict(d))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: record {i}: {e}") from None
+    return BenchResult(data.get("env") or {}, data.get("config") or {}, records, bool(data.get("interrupted")))

@@ -1,0 +1,261 @@
+"""The benchmark loop: cases x directions, providers interleaved, every outcome recorded.
+
+For each case and direction the applicable providers are prepared and warmed up, then
+sampled round-robin (A B A B ...) so clock or thermal drift hits all of them alike, each
+until its own :class:`~op_benchmark.stopping.StopRule` says stop. A provider that does not
+apply, an OOM or an error becomes a record with its status and reason, and the run goes on;
+Ctrl-C ends the run and keeps every record finished so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from op_benchmark import directions as directions_mod
+from op_benchmark import traffic
+from op_benchmark.results import Record
+from op_benchmark.stats import Measurement
+from op_benchmark.stopping import SamplingState, StopRule, default_rule
+from op_benchmark.timers import Sampler, SmClock, effective_method, make_timer
+from opbench import inputs as inputs_mod
+from opbench.cases import Case, ConfigError, check_memory
+
+DEFAULT_WARMUP_S = 0.05
+MIN_WARMUP_CALLS = 3
+
+
+@dataclass
+class BenchConfig:
+    """What to run and how long; the defaults are what ``opbench bench`` uses."""
+
+    providers: Sequence[str]
+    directions: Sequence[str] = ("fwd", "bwd", "fwd+bwd")
+    device: str = "cpu"
+    method: str = "events"
+    rule: StopRule = field(default_factory=default_rule)
+    warmup_s: float = DEFAULT_WARMUP_S
+    seed: int = 0
+    memory_limit: int | None = None
+    peak_gbps: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"providers": list(self.providers), "directions": list(self.directions), "device": self.device,
+                "method": effective_method(self.method, self.device), "min_samples": self.rule.min_samples,
+                "criteria": [repr(c) for c in self.rule.criteria], "warmup_s": self.warmup_s,
+                "seed": self.seed}
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """(status, one-line reason) for an exception raised while preparing or timing a case."""
+    from opbench.backends import DeviceUnavailable, FrameworkMissing
+    from opbench.providers import NotApplicable
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, NotApplicable | directions_mod.NoBackward | FrameworkMissing | DeviceUnavailable):
+        return "not_applicable", text or reason
+    if isinstance(exc, NotImplementedError):
+        return "unsupported", text or reason
+    if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower() or "ResourceExhausted" in reason:
+        return "oom", reason[:500]
+    return "error", reason[:500]
+
+
+@dataclass
+class _Active:
+    """One provider being sampled for the current case and direction."""
+
+    record: Record
+    sampler: Sampler
+    state: SamplingState = field(default_factory=SamplingState)
+    clocks: list[int] = field(default_factory=list)
+    throttled: int = 0
+    keep: list[Any] = field(default_factory=list)  # tensors and graphs the sampler needs alive
+
+
+class Runner:
+    """Runs cases; ``on_record`` sees each finished record (progress, incremental saves)."""
+
+    def __init__(self, config: BenchConfig, *, progress: bool | None = None,
+                 on_record: Callable[[Record], None] | None = None) -> None:
+        self.config = config
+        self.progress = progress
+        self.on_record = on_record
+        self.method = effective_method(config.method, config.device)
+        self.clock = SmClock(config.device)
+        self.records: list[Record] = []
+        self.interrupted = False
+
+    def _emit(self, rec: Record) -> None:
+        self.records.append(rec)
+        if self.on_record is not None:
+            self.on_record(rec)
+
+    def _record(self, case: Case, provider: str, direction: str, **kw: Any) -> Record:
+        return Record(case=case.to_line(), api=case.api, provider=provider, direction=direction,
+                      device=self.config.device, method=self.method, source=case.where, **kw)
+
+    def run(self, cases: Sequence[Case]) -> list[Record]:
+        """Measure every case; returns the records (also kept in ``self.records``)."""
+        from tqdm import tqdm
+
+        total = len(cases) * len(self.config.directions)
+        # progress None: a bar only on a terminal (tqdm's disable=None); False: never; True: always.
+        disable = True if self.progress is False or not total else (None if self.progress is None else False)
+        bar = tqdm(total=total, unit="case", disable=disable, dynamic_ncols=True)
+        try:
+            for case in cases:
+                values: list[Any] | None = None
+                for direction in self.config.directions:
+                    bar.set_postfix_str(f"{direction} {case.to_line()[:60]}")
+                    values = self._run_one(case, direction, values)
+                    bar.update(1)
+        except KeyboardInterrupt:
+            self.interrupted = True
+        finally:
+            bar.close()
+        return self.records
+
+    # -- one case, one direction ---------------------------------------------------------------
+    def _run_one(self, case: Case, direction: str, values: list[Any] | None) -> list[Any] | None:
+        cfg = self.config
+        try:
+            check_memory(case, cfg.memory_limit)
+            if values is None:
+                values = inputs_mod.generate(case, cfg.seed)
+        except ConfigError as e:
+            for p in cfg.providers:
+                self._emit(self._record(case, p, direction, status="skipped", error=e.reason))
+            return values
+        except Exception as e:  # bad arguments for the API's input generator
+            status, reason = classify(e)
+            for p in cfg.providers:
+                self._emit(self._record(case, p, direction, status=status, error=reason))
+            return values
+        with contextlib.ExitStack() as stack:
+            if self.method == "graph":  # forward, capture and replay on one side stream per framework
+                for backend in _backends(cfg.providers, cfg.device):
+                    stack.enter_context(backend.graph_stream())
+            active: list[_Active] = []
+            for p in cfg.providers:
+                a = self._prepare(case, p, direction, values)
+                if a is not None:
+                    active.append(a)
+            self._sample(active)
+        return values
+
+    def _prepare(self, case: Case, provider_name: str, direction: str, values: list[Any]) -> _Active | None:
+        from opbench.providers import get_provider
+
+        cfg = self.config
+        rec = self._record(case, provider_name, direction)
+        try:
+            provider = get_provider(provider_name, cfg.device)
+            reason = provider.why_not(case)
+            if reason:
+                rec.status, rec.error = "not_applicable", reason
+                self._emit(rec)
+                return None
+            call = provider.prepare(case, cfg.seed, values=values, requires_grad=direction != "fwd")
+            timed = directions_mod.build(call, direction, cfg.seed)
+            grad_flags = [any(t is g for g in call.grad_inputs) for t in call.tensors]
+            io = traffic.case_io(case, grad_flags, timed.outputs, timed.grad_outputs)
+            rec.bytes = traffic.bytes_moved(case, direction, io)
+            rec.flops = traffic.flops(case, direction)
+            self._warm_up(call.backend, timed.fn)
+            sampler = make_timer(call.backend, cfg.method).bind(timed.fn)
+            for _ in range(2):  # the sampler's own first calls: flush buffer, events, graph upload
+                sampler()
+        except Exception as e:
+            rec.status, rec.error = classify(e)
+            self._emit(rec)
+            if rec.status == "oom":
+                _free(provider_name, cfg.device)
+            return None
+        return _Active(rec, sampler, keep=[call, timed])
+
+    def _warm_up(self, backend: Any, fn: Callable[[], Any]) -> None:
+        """First call (JIT builds, autotuning) untimed, then calls until ``warmup_s`` and 3 calls."""
+        fn()
+        backend.synchronize()
+        t0, n = time.perf_counter(), 1
+        while n < MIN_WARMUP_CALLS or time.perf_counter() - t0 < self.config.warmup_s:
+            fn()
+            backend.synchronize()
+            n += 1
+
+    def _sample(self, active: list[_Active]) -> None:
+        cfg = self.config
+        pending = list(active)
+        try:
+            while pending:
+                for a in list(pending):
+                    t0 = time.perf_counter()
+                    try:
+                        us = a.sampler()
+                    except Exception as e:
+                        a.record.status, a.record.error = classify(e)
+                        pending.remove(a)
+                        continue
+                    a.state.elapsed_s += time.perf_counter() - t0
+                    a.state.samples_us.append(us)
+                    if self.clock.available:
+                        mhz = self.clock.read()
+                        if mhz is not None:
+                            a.clocks.append(mhz)
+                            a.throttled += self.clock.throttled(mhz)
+                    reason = cfg.rule.reason(a.state)
+                    if reason:
+                        a.record.stop_reason = reason
+                        pending.remove(a)
+        finally:
+            # Runs on Ctrl-C too: a provider with samples keeps them (stop_reason says it was cut).
+            for a in active:
+                rec = a.record
+                if rec.status == "ok" and a.state.samples_us:
+                    rec.set_measurement(Measurement.of(a.state.samples_us), cfg.peak_gbps)
+                    rec.stop_reason = rec.stop_reason or "interrupted"
+                    rec.sm_clock_mhz = a.clocks or None
+                    rec.throttled_samples = a.throttled
+                elif rec.status == "ok":
+                    rec.status, rec.error = "error", "interrupted before the first sample"
+                a.keep.clear()
+                self._emit(rec)
+
+
+def _backends(providers: Sequence[str], device: str) -> list[Any]:
+    """The distinct backends of ``providers`` that can be created here (others fail later, recorded)."""
+    from opbench.backends import get_backend
+    from opbench.providers import framework_of
+
+    out = []
+    for fw in dict.fromkeys(framework_of(p) for p in providers):
+        try:
+            out.append(get_backend(fw, device))
+        except Exception:
+            continue
+    return out
+
+
+def _free(provider_name: str, device: str) -> None:
+    """After an OOM: give cached blocks back so the next case starts clean."""
+    import gc
+
+    from opbench.providers import get_provider
+
+    gc.collect()
+    try:
+        get_provider(provider_name, device).backend.empty_cache()
+    except Exception:
+        pass
+
+
+def run_cases(cases: Sequence[Case], config: BenchConfig, **kw: Any) -> Runner:
+    """Convenience: run ``cases`` under ``config``; the runner holds ``records`` and ``interrupted``."""
+    runner = Runner(config, **kw)
+    runner.run(cases)
+    return runner

@@ -1,0 +1,98 @@
+"""When to stop sampling: small pluggable criteria, combined nvbench-style.
+
+A :class:`StopRule` never stops before its minimum sample count; after that it stops
+at the first criterion that is met (noise low enough, time budget spent, sample cap),
+and says which one in ``reason``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from op_benchmark.stats import relative_noise
+
+DEFAULT_BUDGET_S = 0.3  # per case, provider and direction
+DEFAULT_MIN_SAMPLES = 10
+DEFAULT_MAX_SAMPLES = 10_000
+DEFAULT_NOISE = 0.005  # nvbench's 0.5% relative noise
+
+
+@dataclass
+class SamplingState:
+    """What a criterion may look at: the samples so far (us) and the seconds spent taking them."""
+
+    samples_us: list[float] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+class Criterion(Protocol):
+    name: str
+
+    def met(self, state: SamplingState) -> bool: ...
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """Stop once ``seconds`` of wall time went into sampling (flushes included)."""
+
+    seconds: float
+    name: str = "budget"
+
+    def met(self, state: SamplingState) -> bool:
+        return state.elapsed_s >= self.seconds
+
+
+@dataclass(frozen=True)
+class NoiseTarget:
+    """Stop once the relative noise is below ``target`` (checked from ``min_samples`` on)."""
+
+    target: float
+    min_samples: int = 20
+    name: str = "noise"
+
+    def met(self, state: SamplingState) -> bool:
+        n = len(state.samples_us)
+        return n >= self.min_samples and relative_noise(state.samples_us) < self.target
+
+
+@dataclass(frozen=True)
+class MaxSamples:
+    """Stop at ``count`` samples whatever else holds."""
+
+    count: int
+    name: str = "max-samples"
+
+    def met(self, state: SamplingState) -> bool:
+        return len(state.samples_us) >= self.count
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """At least ``min_samples``; then stop at the first met criterion."""
+
+    min_samples: int = DEFAULT_MIN_SAMPLES
+    criteria: tuple[Criterion, ...] = ()
+
+    def reason(self, state: SamplingState) -> str | None:
+        """The name of the criterion that ends sampling, or None to go on."""
+        if len(state.samples_us) < self.min_samples:
+            return None
+        for c in self.criteria:
+            if c.met(state):
+                return c.name
+        return None
+
+
+def default_rule(budget_s: float = DEFAULT_BUDGET_S, *, min_samples: int = DEFAULT_MIN_SAMPLES,
+                 noise: float | None = DEFAULT_NOISE, max_samples: int = DEFAULT_MAX_SAMPLES) -> StopRule:
+    """Time budget + early stop on low noise + a sample cap, never fewer than ``min_samples``."""
+    if budget_s <= 0:
+        raise ValueError("the time budget must be positive")
+    if min_samples < 1 or max_samples < min_samples:
+        raise ValueError("need 1 <= min_samples <= max_samples")
+    criteria: Sequence[Criterion] = [TimeBudget(budget_s), MaxSamples(max_samples)]
+    if noise is not None and noise > 0:
+        criteria = [NoiseTarget(noise, max(min_samples, 20)), *criteria]
+    return StopRule(min_samples, tuple(criteria))

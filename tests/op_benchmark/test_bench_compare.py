@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from op_benchmark.compare import AMBIGUOUS, FASTER, SAME, SLOWER, compare_records, decide
+from op_benchmark.results import Record
+from op_benchmark.stats import Measurement
+
+
+def rec(samples, provider="torch", case="c", status="ok"):
+    r = Record(case=case, api="paddle.x", provider=provider, direction="fwd", device="gpu", method="events",
+               status=status)
+    if status == "ok":
+        r.set_measurement(Measurement.of(samples))
+    else:
+        r.error = "boom"
+    return r
+
+
+def dist(median, rel_noise, n=200, seed=0):
+    return list(np.random.default_rng(seed).normal(median, median * rel_noise, n))
+
+
+def verdict(base, new, **kw):
+    return compare_records([rec(base)], [rec(new)], **kw)[0]
+
+
+def test_clearly_faster():
+    c = verdict(dist(100, 0.01), dist(80, 0.01, seed=1))
+    assert c.verdict == FASTER and c.ratio == pytest.approx(0.8, rel=0.01)
+    assert c.ci_low < c.ratio < c.ci_high < 1
+
+
+def test_clearly_slower_trips_the_gate():
+    c = verdict(dist(100, 0.01), dist(110, 0.01, seed=1))
+    assert c.verdict == SLOWER and c.regressed(5.0)
+    assert not c.regressed(15.0)
+
+
+def test_same_distribution_is_same():
+    c = verdict(dist(100, 0.01), dist(100, 0.01, seed=1))
+    assert c.verdict == SAME and not c.regressed(5.0)
+
+
+def test_noisy_runs_are_ambiguous_not_slower():
+    # 8% slower median but 40% noise and few samples: the interval straddles 1.
+    c = verdict(dist(100, 0.4, n=15), dist(108, 0.4, n=15, seed=1))
+    assert c.verdict == AMBIGUOUS
+    assert c.ci_low < 1 < c.ci_high
+    assert not c.regressed(5.0)
+
+
+def test_small_significant_change_below_threshold_is_same():
+    assert decide(1.01, 1.005, 1.015, threshold_pct=2) == SAME
+    assert decide(1.03, 1.01, 1.05, threshold_pct=2) == SLOWER
+    assert decide(0.97, 0.95, 0.99, threshold_pct=2) == FASTER
+    assert decide(1.0, 0.9, 1.1, threshold_pct=2) == AMBIGUOUS
+
+
+def test_new_failures_and_missing_records():
+    out = compare_records([rec([1.0] * 10), rec([1.0] * 10, provider="paddle")],
+                          [rec([], status="error"), rec([1.0] * 10, provider="torch-ops")])
+    by = {c.provider: c for c in out}
+    assert by["torch"].verdict == "NEW FAILURE" and by["torch"].regressed(5.0)
+    assert by["paddle"].verdict == "MISSING" and by["torch-ops"].verdict == "MISSING"
+    assert not by["paddle"].regressed(5.0)

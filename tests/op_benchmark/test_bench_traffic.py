@@ -1,0 +1,33 @@
+import pytest
+
+from op_benchmark import traffic
+from opbench.cases import parse_line
+
+
+def io_for(case, grads, outputs, grad_outputs):
+    return traffic.case_io(case, grads, outputs, grad_outputs)
+
+
+def test_default_model_counts_inputs_outputs_and_grads():
+    case = parse_line('paddle.multiply(Tensor([1024],"float32"), Tensor([1024],"float32"))')
+    io = io_for(case, [True, False], [((1024,), "float32")], [((1024,), "float32")])
+    assert traffic.bytes_moved(case, "fwd", io) == 3 * 4096
+    assert traffic.bytes_moved(case, "bwd", io) == 4096 + 2 * 4096 + 4096  # dout + x, y + dx
+    assert traffic.bytes_moved(case, "fwd+bwd", io) == 3 * 4096 + 4 * 4096
+
+
+def test_lerp_backward_reads_x_y_only_for_the_weight_grad():
+    scalar = parse_line('paddle.lerp(Tensor([1000],"float32"), Tensor([1000],"float32"), 0.5)')
+    io = io_for(scalar, [True, True], [((1000,), "float32")], [((1000,), "float32")])
+    assert traffic.bytes_moved(scalar, "bwd", io) == 3 * 4000  # read dout, write dx, dy
+    full = parse_line('paddle.lerp(Tensor([1000],"float32"), Tensor([1000],"float32"), Tensor([1000],"float32"))')
+    io = io_for(full, [True, True, True], [((1000,), "float32")], [((1000,), "float32")])
+    assert traffic.bytes_moved(full, "bwd", io) == 4000 * (1 + 3 + 1 + 2)  # dout; dx, dy, dw; w; x, y
+
+
+def test_flops_from_mapping_for_matmul_and_none_for_elementwise():
+    mm = parse_line('paddle.matmul(Tensor([64, 32],"float32"), Tensor([32, 16],"float32"))')
+    assert traffic.flops(mm, "fwd") == pytest.approx(2 * 64 * 32 * 16)
+    assert traffic.flops(mm, "fwd+bwd") == pytest.approx(3 * 2 * 64 * 32 * 16)
+    add = parse_line('paddle.add(Tensor([64],"float32"), Tensor([64],"float32"))')
+    assert traffic.flops(add, "fwd") is None
