@@ -1,0 +1,380 @@
+"""One case, checked: subject vs reference on identical inputs, forward and backward.
+
+Every floating input takes a gradient; seeded random output grads are shared by both
+sides; every output and every input grad is compared with the tolerance for its dtype.
+When a comparison fails, the reference is rerun in float64 on the same values upcast
+(the third opinion), so the record says which side is further from the truth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accuracy import outcomes as oc
+from accuracy.compare import Comparison, device_figures, host_figures, max_abs_error
+from accuracy.gpu_cache import DeviceCache
+from accuracy.plugins import get_side
+from accuracy.stages import StageTimer
+from accuracy.tolerances import Tolerances, build
+from opbench import inputs as inputs_mod
+from opbench.cases import COMPLEX_DTYPES, FLOAT_DTYPES, Case, TensorSpec
+from opbench.domains import DEFAULT
+from opbench.providers import NotApplicable, PreparedCall, Provider, flatten
+
+_UPCAST = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "complex64": "complex128"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every case of a run shares (picklable: it travels to the worker processes)."""
+
+    subject: str = "paddle"
+    reference: str = "torch"
+    device: str = "cpu"
+    seed: int = 0
+    tolerances: Tolerances = field(default_factory=build)
+    gpu_cache_bytes: int | None = None  # None: the default (host) mode
+    profile: bool = False
+    float64: bool = True
+
+
+class SideError(Exception):
+    """An exception raised by one side's framework call, with where it happened."""
+
+    def __init__(self, side: str, framework: str, stage: str, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.side, self.framework, self.stage, self.exc = side, framework, stage, exc
+
+
+def case_key(case: Case) -> str:
+    """The identity of a case in result files: its normalized config line."""
+    return case.to_line()
+
+
+class Checker:
+    """Checks cases for one :class:`Settings` in this process (owns the providers and the cache)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.subject: Provider = get_side(settings.subject, settings.device)
+        self.reference: Provider = get_side(settings.reference, settings.device)
+        self.cache = (DeviceCache(self.reference.backend, settings.gpu_cache_bytes)
+                      if settings.gpu_cache_bytes is not None else None)
+
+    def _sync(self) -> None:
+        self.subject.backend.synchronize()
+        if self.reference.backend is not self.subject.backend:
+            self.reference.backend.synchronize()
+
+    def check(self, case: Case) -> dict[str, Any]:
+        """The result record of one case (never raises for the case's own failures)."""
+        s = self.settings
+        timer = StageTimer(self._sync if s.profile else None)
+        rec: dict[str, Any] = {
+            "key": case_key(case), "config": case.to_line(), "source": case.where, "outcome": oc.PASS,
+            "subject": s.subject, "reference": s.reference, "device": s.device,
+            "mode": "gpu-cache" if self.cache is not None else "default", "seed": s.seed,
+        }
+        t0 = time.perf_counter()
+        try:
+            _CaseRun(self, case, rec, timer).run()
+        except SideError as e:
+            rec.update(outcome=oc.error_outcome(e.exc, e.framework), error=oc.error_text(e.exc),
+                       error_kind=oc.error_kind(e.exc, e.framework), error_side=e.side, error_stage=e.stage)
+            if oc.is_fatal(e.exc):
+                rec["fatal"] = True
+        except Exception as e:  # noqa: BLE001 - a bug of ours must not end the run; it is a crash
+            rec.update(outcome=oc.CRASH, error=f"opbench internal error: {oc.error_text(e)}",
+                       error_side="opbench")
+        if self.cache is None and s.device == "gpu":
+            with timer("bookkeeping"):
+                self.subject.backend.empty_cache()
+                self.reference.backend.empty_cache()
+        elapsed = (time.perf_counter() - t0) * 1e3
+        timer.add("bookkeeping", max(0.0, elapsed - sum(timer.ms.values())))
+        rec["timings"] = {k: round(v, 4) for k, v in timer.ms.items()}
+        if self.cache is not None:
+            rec["cache"] = {"hits": self.cache.hits, "misses": self.cache.misses, "bytes": self.cache.bytes}
+            if getattr(self.reference.backend, "close_path", ""):  # compiled or eager device comparison
+                rec["compare_path"] = self.reference.backend.close_path
+        return rec
+
+
+class _CaseRun:
+    """The steps of one check; errors leave as :class:`SideError`, results go into ``rec``."""
+
+    def __init__(self, checker: Checker, case: Case, rec: dict[str, Any], timer: StageTimer) -> None:
+        self.c, self.case, self.rec, self.timer = checker, case, rec, timer
+        self.S, self.R = checker.subject, checker.reference
+        self.comparisons: list[Comparison] = []
+        self.pairs: list[tuple[Comparison, Any, Any, str, int]] = []  # (comparison, s, r, kind, index)
+        self.host_inputs: list[np.ndarray] | None = None
+        self.host_grads: dict[int, np.ndarray] = {}
+        self.device_grads: dict[int, Any] = {}
+        self.grad_outputs: list[int] = []
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _side(self, side: str, stage: str, fn: Any, *args: Any) -> Any:
+        p = self.S if side == "subject" else self.R
+        try:
+            return fn(*args)
+        except NotApplicable:
+            raise
+        except Exception as e:  # noqa: BLE001 - any framework exception is that side's error
+            raise SideError(side, p.framework, stage, e) from e
+
+    def _to_subject(self, value: Any) -> Any:
+        """A reference-framework tensor as a subject tensor: the same memory through DLPack."""
+        if self.S.framework == self.R.framework:
+            return value
+        try:
+            return self.S.backend.from_dlpack(value)
+        except Exception:  # noqa: BLE001 - a dtype DLPack cannot carry: copy through the host
+            return self.S.backend.from_numpy(self.R.backend.to_numpy(value), self.R.backend.dtype_name(value))
+
+    def _to_reference(self, value: Any) -> Any:
+        if self.S.framework == self.R.framework:
+            return value
+        try:
+            return self.R.backend.from_dlpack(value)
+        except Exception:  # noqa: BLE001
+            return self.R.backend.from_numpy(self.S.backend.to_numpy(value), self.S.backend.dtype_name(value))
+
+    # -- the steps ---------------------------------------------------------------------------------
+    def run(self) -> None:
+        case, rec, timer = self.case, self.rec, self.timer
+        for side, p in (("subject", self.S), ("reference", self.R)):
+            reason = p.why_not(case)
+            if reason:
+                rec.update(outcome=oc.MAPPING_MISSING, error=reason, error_side=side)
+                return
+        s_call, r_call = self._prepare()
+        with timer("subject_run"):
+            s_out = self._side("subject", "forward", s_call.forward)
+        with timer("reference_run"):
+            r_out = self._side("reference", "forward", r_call.forward)
+        s_flat, r_flat = flatten(s_out), flatten(r_out)
+        grads = self._backward(s_call, r_call, s_flat, r_flat)
+        with timer("compare"):
+            self._compare_outputs(s_flat, r_flat)
+            if grads is not None:
+                self._compare_grads(s_call, *grads)
+        failed = [c for c in self.comparisons if c.passed is False]
+        if failed and self.c.settings.float64:
+            with timer("reference_run"):
+                self._third_opinion(r_call, failed)
+        rec["comparisons"] = [c.to_json() for c in self.comparisons]
+        if failed:
+            rec.update(outcome=oc.ACCURACY_FAIL, failed=[c.label for c in failed])
+
+    def _prepare(self) -> tuple[PreparedCall, PreparedCall]:
+        case, seed, timer, cache = self.case, self.c.settings.seed, self.timer, self.c.cache
+        inplace = case.api.rsplit(".", 1)[-1].endswith("_")
+        if cache is None:
+            with timer("input_generation"):
+                self.host_inputs = self._side("reference", "inputs", inputs_mod.generate, case, seed)
+            with timer("to_device"):
+                s_call = self._side("subject", "prepare", self.S.prepare, case, seed, self.host_inputs)
+                r_call = self._side("reference", "prepare", self.R.prepare, case, seed, self.host_inputs)
+            return s_call, r_call
+        with timer("input_generation"):
+            r_values = self._side("reference", "inputs", cache.inputs, case, seed)
+            if inplace:  # an in-place API must not write into cached tensors
+                r_values = [self._clone(self.R, v) for v in r_values]
+        with timer("to_device"):
+            s_values = [self._to_subject(v) for v in r_values]
+            if inplace and self.S.framework == self.R.framework:
+                s_values = [self._clone(self.S, v) for v in s_values]
+            s_call = self._side("subject", "prepare", self.S.prepare, case, seed, s_values)
+            r_call = self._side("reference", "prepare", self.R.prepare, case, seed, r_values)
+        return s_call, r_call
+
+    @staticmethod
+    def _clone(p: Provider, value: Any) -> Any:
+        b = p.backend
+        out = b.zeros(tuple(value.shape), b.dtype_name(value))
+        b.copy_(out, value)
+        return out
+
+    def _backward(self, s_call: PreparedCall, r_call: PreparedCall, s_flat: list[Any], r_flat: list[Any]
+                  ) -> tuple[list[Any], list[Any]] | None:
+        """Both sides' input grads for shared random output grads (None when nothing is differentiable)."""
+        if not s_call.grad_inputs and not r_call.grad_inputs:
+            return None
+        sb, rb = self.S.backend, self.R.backend
+        s_diff = {id(t) for t in s_call.differentiable_outputs(s_flat)}
+        r_diff = {id(t) for t in r_call.differentiable_outputs(r_flat)}
+        idx: list[int] = []
+        for i, (s, r) in enumerate(zip(s_flat, r_flat, strict=False)):
+            ds, dr = id(s) in s_diff, id(r) in r_diff
+            if ds and dr and list(s.shape) == list(r.shape):
+                idx.append(i)
+            elif dr and not ds:  # visible in the record, but (like a missing grad) not a failure
+                self.comparisons.append(Comparison("backward", f"out[{i}]", passed=None,
+                                                   note="not compared (the subject's output does not track "
+                                                        "gradients; the reference's does)"))
+            elif ds and not dr:
+                self.comparisons.append(Comparison("backward", f"out[{i}]", passed=None,
+                                                   note="the reference's output does not track gradients"))
+        if not idx:
+            return None
+        cache, seed = self.c.cache, self.c.settings.seed
+        with self.timer("input_generation"):
+            if cache is None:
+                for i in idx:
+                    self.host_grads[i] = _grad_array(tuple(r_flat[i].shape), rb.dtype_name(r_flat[i]), seed, i)
+            else:
+                r_grads = [cache.output_grad(tuple(r_flat[i].shape), rb.dtype_name(r_flat[i]),
+                                             _grad_seed(seed, i, tuple(r_flat[i].shape), rb.dtype_name(r_flat[i])))
+                           for i in idx]
+        with self.timer("to_device"):
+            if cache is None:
+                s_grads = [sb.from_numpy(self.host_grads[i], sb.dtype_name(s_flat[i])) for i in idx]
+                r_grads = [rb.from_numpy(self.host_grads[i], rb.dtype_name(r_flat[i])) for i in idx]
+            else:
+                s_grads = [self._to_subject(g) for g in r_grads]
+                s_grads = [g if sb.dtype_name(g) == sb.dtype_name(s_flat[i]) else sb.cast(g, sb.dtype_name(s_flat[i]))
+                           for g, i in zip(s_grads, idx, strict=True)]
+        self.grad_outputs = idx
+        if cache is not None:
+            self.device_grads = dict(zip(idx, r_grads, strict=True))
+        with self.timer("backward"):
+            sg = self._side("subject", "backward", s_call.backward, [s_flat[i] for i in idx], s_grads)
+            rg = self._side("reference", "backward", r_call.backward, [r_flat[i] for i in idx], r_grads)
+        return sg, rg
+
+    def _compare_outputs(self, s_flat: list[Any], r_flat: list[Any]) -> None:
+        if len(s_flat) != len(r_flat):
+            self.comparisons.append(Comparison("forward", "out", passed=False,
+                                               note=f"the subject returns {len(s_flat)} outputs, "
+                                                    f"the reference {len(r_flat)}"))
+        for i, (s, r) in enumerate(zip(s_flat, r_flat, strict=False)):
+            self._compare("forward", f"out[{i}]" if len(r_flat) > 1 else "out", s, r, "out", i)
+
+    def _compare_grads(self, s_call: PreparedCall, s_grads: list[Any], r_grads: list[Any]) -> None:
+        names = _grad_names(self.case, s_call)
+        for k, (name, sg, rg) in enumerate(zip(names, s_grads, r_grads, strict=False)):
+            if sg is None or rg is None:
+                note = ("no grad on either side" if sg is None and rg is None else
+                        "not compared (subject has no grad)" if sg is None else
+                        "not compared (reference has no grad)")
+                self.comparisons.append(Comparison("backward", name, passed=None, note=note))
+                continue
+            self._compare("backward", name, sg, rg, "grad", k)
+
+    def _compare(self, direction: str, name: str, s: Any, r: Any, kind: str, index: int) -> None:
+        sb, rb = self.S.backend, self.R.backend
+        s_t, r_t = sb.is_tensor(s), rb.is_tensor(r)
+        if not (s_t and r_t):
+            same = (not s_t and not r_t and s == r)
+            note = "" if same else f"subject gives {_short(s)}, reference {_short(r)}"
+            self.comparisons.append(Comparison(direction, name, passed=same, note=note))
+            return
+        s_dt, r_dt = sb.dtype_name(s), rb.dtype_name(r)
+        comp = Comparison(direction, name, dtype=r_dt, shape=list(r.shape), numel=int(np.prod(r.shape)))
+        self.comparisons.append(comp)
+        if list(s.shape) != list(r.shape):
+            comp.passed, comp.note = False, f"shape {list(s.shape)} vs reference {list(r.shape)}"
+            return
+        tol = self.c.settings.tolerances.for_(self.case.api, r_dt)
+        comp.atol, comp.rtol = tol.atol, tol.rtol
+        if self.c.cache is not None:
+            figs = device_figures(rb, self._to_reference(s), r, tol)
+        else:
+            figs = host_figures(sb.to_numpy(s), rb.to_numpy(r), tol)
+        comp.mismatches, comp.max_abs, comp.max_rel = figs.mismatches, figs.max_abs, figs.max_rel
+        comp.first_index = list(figs.first_index) if figs.first_index is not None else None
+        comp.passed = figs.mismatches == 0
+        if s_dt != r_dt:
+            comp.passed, comp.note = False, f"dtype {s_dt} vs reference {r_dt}"
+        self.pairs.append((comp, s, r, kind, index))
+
+    def _third_opinion(self, r_call: PreparedCall, failed: list[Comparison]) -> None:
+        """Rerun the reference in float64 on upcast inputs; record each side's distance from it."""
+        todo = [(c, s, r, kind, i) for c, s, r, kind, i in self.pairs
+                if c.passed is False and c.dtype in FLOAT_DTYPES | COMPLEX_DTYPES]
+        if not todo:
+            return
+        rb = self.R.backend
+        try:
+            host = self.host_inputs
+            if host is None:
+                host = [rb.to_numpy(t) for t in r_call.tensors]
+            case64 = _upcast_case(self.case)
+            values = [v.astype(np.float64) if v.dtype.kind == "f" else
+                      v.astype(np.complex128) if v.dtype.kind == "c" else v for v in host]
+            call = self.R.prepare(case64, self.c.settings.seed, values)
+            out = flatten(call.forward())
+            truth_grads: list[Any] = []
+            if any(kind == "grad" for _, _, _, kind, _ in todo):
+                idx = self.grad_outputs
+                grads = []
+                for i in idx:
+                    g = self.host_grads.get(i)
+                    if g is None:  # GPU cache mode: the grads live on the device
+                        g = rb.to_numpy(self.device_grads[i])
+                    g = g.astype(np.complex128 if g.dtype.kind == "c" else np.float64)
+                    grads.append(rb.from_numpy(g, rb.dtype_name(out[i])))
+                truth_grads = call.backward([out[i] for i in idx], grads)
+        except Exception as e:  # noqa: BLE001 - no third opinion is better than a lost record
+            for c, *_ in todo:
+                c.float64 = {"error": oc.error_text(e, 300)}
+            return
+        sb = self.S.backend
+        for c, s, r, kind, i in todo:
+            truth = out[i] if kind == "out" else truth_grads[i] if i < len(truth_grads) else None
+            if truth is None:
+                c.float64 = {"error": "the float64 reference has no value here"}
+                continue
+            t = rb.to_numpy(truth)
+            se, re_ = max_abs_error(sb.to_numpy(s), t), max_abs_error(rb.to_numpy(r), t)
+            closer = "tie" if se == re_ else "subject" if se < re_ else "reference"
+            c.float64 = {"subject_max_abs": se, "reference_max_abs": re_, "closer": closer}
+
+
+def _grad_seed(seed: int, i: int, shape: tuple[int, ...], dtype: str) -> int:
+    key = f"grad|{seed}|{i}|{shape}|{dtype}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+
+
+def _grad_array(shape: tuple[int, ...], dtype: str, seed: int, i: int) -> np.ndarray:
+    """Seeded uniform [-1, 1) output grad values on the host, rounded to ``dtype``."""
+    rng = np.random.default_rng(_grad_seed(seed, i, shape, dtype))
+    return inputs_mod.draw(TensorSpec(shape, dtype), DEFAULT, rng)
+
+
+def _grad_names(case: Case, call: PreparedCall) -> list[str]:
+    params = [t.param for t in inputs_mod.tensor_inputs(case)]
+    ids = {id(g) for g in call.grad_inputs}
+    picked = [params[i] for i, t in enumerate(call.tensors) if id(t) in ids]
+    names, seen = [], {}
+    for p in picked:
+        n = picked.count(p)
+        seen[p] = seen.get(p, -1) + 1
+        label = p if not p.startswith("#") else f"arg{p[1:]}"
+        names.append(f"grad {label}" + (f"[{seen[p]}]" if n > 1 else ""))
+    return names
+
+
+def _upcast_case(case: Case) -> Case:
+    def up(v: Any) -> Any:
+        if isinstance(v, TensorSpec):
+            return TensorSpec(v.shape, _UPCAST.get(v.dtype, v.dtype))
+        if isinstance(v, list):
+            return [up(e) for e in v]
+        if isinstance(v, tuple):
+            return tuple(up(e) for e in v)
+        return v
+
+    return dataclasses.replace(case, args=up(case.args), kwargs=tuple((k, up(v)) for k, v in case.kwargs))
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."

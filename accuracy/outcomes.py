@@ -1,0 +1,71 @@
+"""Outcomes of a case, which of them fail the gate, and how an exception becomes one.
+
+An outcome is decided by where the error happened (subject or reference, forward or
+backward) and the exception's type, never by searching its message; Paddle's error
+kind (``InvalidArgument``, ``Unimplemented``, ...) is kept in the record as information.
+"""
+
+from __future__ import annotations
+
+import re
+
+PASS = "pass"
+ACCURACY_FAIL = "accuracy_fail"
+PADDLE_ERROR = "paddle_error"
+TORCH_ERROR = "torch_error"
+MAPPING_MISSING = "mapping_missing"
+CONFIG_ERROR = "config_error"
+OOM = "oom"
+TIMEOUT = "timeout"
+CRASH = "crash"
+
+OUTCOMES = (PASS, ACCURACY_FAIL, PADDLE_ERROR, TORCH_ERROR, MAPPING_MISSING, CONFIG_ERROR, OOM, TIMEOUT, CRASH)
+
+#: Outcomes that fail the gate whichever side they came from.
+FAILING = frozenset({ACCURACY_FAIL, PADDLE_ERROR, OOM, TIMEOUT, CRASH})
+
+# Exception classes that mean the device ran out of memory (torch.OutOfMemoryError is a
+# RuntimeError subclass; Paddle raises MemoryError for ResourceExhausted).
+_OOM_TYPES = frozenset({"OutOfMemoryError", "MemoryError", "ResourceExhaustedError"})
+# Exception classes after which the CUDA context is unusable: the worker must be replaced.
+_FATAL_TYPES = frozenset({"AcceleratorError", "CudaError"})
+_PADDLE_KIND = re.compile(r"\(\s*([A-Z][A-Za-z]+)\s*\)")
+
+
+def is_failing(record: dict) -> bool:
+    """True when a result record fails the gate.
+
+    An error on the subject side fails whatever its framework (``torch_error`` from a
+    ``torch-ops`` subject is our op failing); an error of a torch reference alone does not.
+    """
+    outcome = record.get("outcome")
+    if outcome in FAILING:
+        return True
+    return outcome in (PADDLE_ERROR, TORCH_ERROR) and record.get("error_side") == "subject"
+
+
+def error_outcome(exc: BaseException, framework: str) -> str:
+    """``oom`` for out-of-memory exceptions, else ``<framework>_error``."""
+    if any(t.__name__ in _OOM_TYPES for t in type(exc).__mro__):
+        return OOM
+    return PADDLE_ERROR if framework == "paddle" else TORCH_ERROR
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """True after a CUDA error or OOM: the worker records the case and is replaced."""
+    return any(t.__name__ in _FATAL_TYPES | _OOM_TYPES for t in type(exc).__mro__)
+
+
+def error_kind(exc: BaseException, framework: str) -> str:
+    """Paddle's error kind from ``(InvalidArgument) ...`` messages, else the exception class name."""
+    if framework == "paddle":
+        m = _PADDLE_KIND.search(str(exc)[:200])
+        if m:
+            return m.group(1)
+    return type(exc).__name__
+
+
+def error_text(exc: BaseException, limit: int = 2000) -> str:
+    """The exception as one readable block, cut to ``limit`` characters."""
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) <= limit else text[:limit] + " ..."
