@@ -122,5 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # run as `python -m opbench.cli`: use the importable module's classes
+    from opbench.cli import main as _main
+
+    sys.exit(_main())

@@ -226,6 +226,13 @@ class Backend(ABC):
         """Warm ``fn`` up, capture one call in a CUDA graph and return the graph's replay."""
         raise NotImplementedError(f"{self.name} on {self.device}: CUDA-graph timing is not supported")
 
+    def graph_stream(self) -> Any:
+        """A context manager putting work on a non-default stream, so a CUDA graph can later capture the
+        backward of a forward run inside it (autograd runs backward ops on their forward's stream)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
     # -- host memory, streams and the profiler (``opbench tools``) ----------------------------
     def host_empty(self, shape: tuple[int, ...], dtype: str, pinned: bool = False) -> Any:
         """An uninitialized host (CPU) tensor, page-locked when ``pinned`` (allocated once, reused)."""

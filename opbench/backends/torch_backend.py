@@ -168,23 +168,36 @@ class TorchBackend(Backend):
             fn()
             torch.cuda.synchronize()
         return [(e.name(), e.duration_ns() / 1e3) for e in prof.profiler.kineto_results.events()
-                if e.device_type() == DeviceType.CUDA and not e.is_user_annotation()]
+                if e.device_type() == DeviceType.CUDA
+                and not getattr(e, "is_user_annotation", lambda: False)()]
 
     def capture_graph(self, fn: Any) -> Any:
         """``torch.cuda.CUDAGraph`` of one call of ``fn``, warmed up on a side stream as the docs ask."""
         if self.device != "gpu":
             raise NotImplementedError("CUDA-graph timing needs a GPU")
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
+        current = torch.cuda.current_stream()
+        if current == torch.cuda.default_stream():  # capture needs a side stream; warm up there too
+            stream = torch.cuda.Stream()
+            stream.wait_stream(current)
+        else:  # inside graph_stream(): keep the stream a retained forward's backward will run on
+            stream = current
         with torch.cuda.stream(stream):
             for _ in range(3):
                 fn()
-        torch.cuda.current_stream().wait_stream(stream)
+        current.wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        with torch.cuda.graph(graph, stream=stream):
             fn()
         torch.cuda.synchronize()
         return graph.replay
+
+    def graph_stream(self) -> Any:
+        """``torch.cuda.stream`` of one side stream kept for this backend (null context on the CPU)."""
+        if self.device != "gpu":
+            return contextlib.nullcontext()
+        if getattr(self, "_graph_stream", None) is None:
+            self._graph_stream = torch.cuda.Stream()
+        return torch.cuda.stream(self._graph_stream)
 
     def host_empty(self, shape: tuple[int, ...], dtype: str, pinned: bool = False) -> Any:
         return torch.empty(shape, dtype=self.framework_dtype(dtype), device="cpu", pin_memory=pinned)
@@ -233,9 +246,11 @@ class TorchBackend(Backend):
         finally:
             prof.export_chrome_trace(str(path))
 
-    # Tensors at least this large are compared by a torch.compile'd (fused) reduction on the GPU:
-    # eager mode would make ~15 passes over the data, the compiled kernel makes one.
-    CLOSE_COMPILE_NUMEL = 2**20
+    # close_figures reduces rows of CLOSE_ROW elements: per-row partial figures in one pass (one fused
+    # kernel on the GPU, through torch.compile), then a small reduction over the rows. Rows keep the
+    # reduction parallel at any size; eager mode would make ~15 passes over the data instead.
+    CLOSE_ROW = 2**15
+    close_path = ""  # "compiled" or "eager": what the last close_figures ran (for overhead reports)
 
     def close_figures(self, actual: Any, expected: Any, atol: float, rtol: float
                       ) -> tuple[int, float, float, tuple[int, ...] | None]:
@@ -254,37 +269,66 @@ class TorchBackend(Backend):
             work = torch.float32
         else:
             work = torch.int64
-        fn = TorchBackend._close_stats
-        if self.device == "gpu" and a.numel() >= self.CLOSE_COMPILE_NUMEL:
-            compiled = getattr(TorchBackend, "_close_stats_compiled", None)
-            if compiled is None:
-                compiled = torch.compile(TorchBackend._close_stats, dynamic=True)
-                TorchBackend._close_stats_compiled = compiled
-            fn = compiled
-        try:
-            stats, bad = fn(a.reshape(-1), e.reshape(-1), atol, rtol, work)
-        except Exception:  # noqa: BLE001 - a compiler failure must not fail the comparison
-            if fn is TorchBackend._close_stats:
-                raise
-            TorchBackend._close_stats_compiled = TorchBackend._close_stats
-            stats, bad = TorchBackend._close_stats(a.reshape(-1), e.reshape(-1), atol, rtol, work)
+        a1, e1 = a.reshape(-1), e.reshape(-1)
+        n, row = a1.numel(), self.CLOSE_ROW
+        full = n // row * row
+        views = [(a1[:full].view(-1, row), e1[:full].view(-1, row))] if full else []
+        if n > full:
+            views.append((a1[full:].view(1, -1), e1[full:].view(1, -1)))
+        compile_ok = n >= row
+        parts = [self._close_rows_call(x, y, atol, rtol, work, compile_ok) for x, y in views]
+        p = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+        stats = torch.cat([p[0].sum().view(1), p[1:].amax(dim=1)])
         count, max_abs, max_rel = stats.tolist()  # the one device-to-host copy of a passing comparison
         first = None
-        if count:
+        if count:  # failure path: find the first bad element (eager, once)
+            bad = TorchBackend._close_bad(a1, e1, atol, rtol, work)
             flat = int(torch.nonzero(bad)[0, 0])
             first = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), tuple(a.shape)))
         return int(count), float(max_abs), float(max_rel), first
 
+    def _close_rows_call(self, a: Any, e: Any, atol: float, rtol: float, work: Any, compile_ok: bool) -> Any:
+        fn = TorchBackend._close_rows
+        if self.device == "gpu" and compile_ok:  # small tensors are launch-bound either way: eager
+            compiled = getattr(TorchBackend, "_close_rows_compiled", None)
+            if compiled is None:
+                compiled = torch.compile(TorchBackend._close_rows, dynamic=True)
+                TorchBackend._close_rows_compiled = compiled
+            fn = compiled
+        try:
+            out = fn(a, e, atol, rtol, work)
+        except Exception:  # noqa: BLE001 - a compiler failure must not fail the comparison
+            if fn is TorchBackend._close_rows:
+                raise
+            TorchBackend._close_rows_compiled = TorchBackend._close_rows
+            fn = TorchBackend._close_rows
+            out = fn(a, e, atol, rtol, work)
+        self.close_path = "eager" if fn is TorchBackend._close_rows else "compiled"
+        return out
+
     @staticmethod
-    def _close_stats(a: Any, e: Any, atol: float, rtol: float, work: Any) -> tuple[Any, Any]:
+    def _close_parts(a: Any, e: Any, atol: float, rtol: float, work: Any) -> tuple[Any, Any, Any]:
+        """Elementwise: mismatch mask, abs error, rel error (0 where equal, NaN equal to NaN)."""
         a, e = a.to(work), e.to(work)
         same = a == e
         if work != torch.int64:
             same = same | (a.isnan() & e.isnan())
         diff = (a - e).abs()
-        diff = torch.where(same, torch.zeros_like(diff), diff)
-        ref = e.abs()
+        if not diff.is_floating_point():
+            diff = diff.to(torch.float64)
+        diff = torch.where(same, 0, diff)
+        ref = e.abs().to(diff.dtype)
         bad = ~(diff <= atol + rtol * ref) & ~same
-        rel = torch.where(same, torch.zeros_like(diff, dtype=torch.float64), diff.to(torch.float64) / ref)
-        stats = torch.stack([bad.sum().to(torch.float64), diff.max().to(torch.float64), rel.max()])
-        return stats, bad
+        rel = torch.where(same, 0, diff / ref)
+        return bad, diff, rel
+
+    @staticmethod
+    def _close_rows(a: Any, e: Any, atol: float, rtol: float, work: Any) -> Any:
+        """Per-row [mismatches, max abs, max rel] of 2-D inputs, as a float64 [3, rows] tensor."""
+        bad, diff, rel = TorchBackend._close_parts(a, e, atol, rtol, work)
+        return torch.stack([bad.sum(dim=1).to(torch.float64), diff.amax(dim=1).to(torch.float64),
+                            rel.amax(dim=1).to(torch.float64)])
+
+    @staticmethod
+    def _close_bad(a: Any, e: Any, atol: float, rtol: float, work: Any) -> Any:
+        return TorchBackend._close_parts(a, e, atol, rtol, work)[0]
