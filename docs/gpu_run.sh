@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs the suite's GPU checks and benchmarks on a CUDA machine and leaves every output under OUTDIR.
+#
+#   bash docs/gpu_run.sh OUTDIR tests|lerp|validate|paddle-check ...
+#
+# tests:        the gpu-marked tests (builds the torch extension first)
+# lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd and bwd)
+# validate:     op_benchmark, accuracy and tools validation scripts
+# paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz
+# Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
+# number of failed steps. Clocks and device settings are only read, never changed.
+set -uo pipefail
+out=${1:?usage: gpu_run.sh OUTDIR STEP...}
+shift
+mkdir -p "$out"
+export PYTHONPATH=. PYTHONUNBUFFERED=1
+failed=0
+
+step_tests() {
+  python -m opbench ops build --framework torch --device gpu &&
+    python -m pytest -q -m gpu tests -p no:cacheprovider
+}
+
+step_lerp() {
+  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd \
+    --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
+    python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md"
+}
+
+step_validate() {
+  local rc=0
+  python docs/op_benchmark/validate.py --out "$out/op_benchmark" || rc=1
+  python docs/accuracy/overhead.py --out "$out/accuracy" || rc=1
+  python docs/tools/validate.py --out "$out/tools" || rc=1
+  return $rc
+}
+
+step_paddle-check() {
+  local p=/tmp/paddle_include
+  mkdir -p $p && tar xzf .paddle_include/inc.tgz -C $p --strip-components=1 || return 1
+  local cui
+  cui=$(python -c "import nvidia,os,glob; print(' '.join('-I'+d for p in nvidia.__path__ for d in glob.glob(os.path.join(p,'*','include'))))")
+  # shellcheck disable=SC2086
+  nvcc -c -std=c++17 -DPADDLE_WITH_CUDA -DEIGEN_USE_GPU -DPADDLE_NO_PYTHON --expt-relaxed-constexpr \
+    -gencode arch=compute_90,code=sm_90 -I$p -I$p/third_party -I$p/paddle/phi/api/include/compat \
+    -I$p/paddle/phi/api/include/compat/torch/csrc/api/include \
+    -I"$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")" $cui \
+    ops/csrc/lerp/paddle_lerp.cu -o /tmp/paddle_lerp_cu.o &&
+    echo "paddle_lerp.cu compiled against Paddle's headers: $(stat -c %s /tmp/paddle_lerp_cu.o) bytes"
+}
+
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv
+  python -m opbench env
+} >"$out/env.log" 2>&1
+
+for s in "$@"; do
+  start=$(date +%s)
+  if "step_$s" >"$out/$s.log" 2>&1; then status=ok; else status=FAILED; failed=$((failed + 1)); fi
+  echo "$s: $status ($(($(date +%s) - start)) s)" | tee -a "$out/steps.log"
+done
+exit $failed

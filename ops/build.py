@@ -1,0 +1,277 @@
+"""Build and cache the custom-op extensions (PyTorch and Paddle bindings).
+
+A build is keyed by a hash of the source files' contents, the framework's name
+and version, the target (CPU, or the GPU's compute capability) and the
+compiler flags, and lives in ``${OPBENCH_CACHE_DIR:-~/.cache/opbench}/ops/
+<framework>-<hash>/``. A file lock keeps two processes from building the same
+extension at once. Builds are quiet unless ``OPBENCH_VERBOSE_BUILD=1``; a
+failed build raises :class:`BuildError` carrying the compiler's own messages
+(Paddle 3.3.1 prints per-file compile errors and carries on to a confusing
+link error, so the failing file is compiled again here to get its message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+CSRC = Path(__file__).resolve().parent / "csrc" / "lerp"
+FRAMEWORKS = ("paddle", "torch")
+CXX_FLAGS = ["-O3", "-std=c++17"]
+CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
+
+_CORE = ["broadcast.h", "lerp_cpu.h", "lerp.cuh"]
+_SOURCES = {
+    ("torch", "cpu"): ["torch_lerp.cpp"],
+    ("torch", "gpu"): ["torch_lerp.cpp", "torch_lerp.cu"],
+    ("paddle", "cpu"): ["paddle_lerp.cc"],
+    ("paddle", "gpu"): ["paddle_lerp.cc", "paddle_lerp.cu"],
+}
+_HEADERS = {"torch": ["torch_common.h"], "paddle": ["paddle_common.h"]}
+
+_LOADED: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+class BuildError(RuntimeError):
+    """An extension failed to build; the message holds the compiler's output."""
+
+
+def cache_root() -> Path:
+    """Directory holding all op builds (``$OPBENCH_CACHE_DIR/ops`` or ``~/.cache/opbench/ops``)."""
+    base = os.environ.get("OPBENCH_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "opbench")
+    return Path(base) / "ops"
+
+
+def _verbose() -> bool:
+    return os.environ.get("OPBENCH_VERBOSE_BUILD", "") == "1"
+
+
+def framework_installed(framework: str) -> bool:
+    """True when the framework's Python package can be imported (without importing it)."""
+    return importlib.util.find_spec(framework) is not None
+
+
+def gpu_arch(framework: str) -> str | None:
+    """Compute capability of the current GPU as '90', or None when the framework sees no GPU."""
+    if framework == "torch":
+        import torch
+
+        if not (torch.cuda.is_available() and torch.version.cuda):
+            return None
+        major, minor = torch.cuda.get_device_capability()
+        return f"{major}{minor}"
+    import paddle
+
+    if not paddle.is_compiled_with_cuda() or paddle.device.cuda.device_count() == 0:
+        return None
+    major, minor = paddle.device.cuda.get_device_capability()
+    return f"{major}{minor}"
+
+
+def default_device(framework: str) -> str:
+    """'gpu' when the framework has CUDA and sees a GPU, else 'cpu'."""
+    return "gpu" if gpu_arch(framework) else "cpu"
+
+
+def _framework_version(framework: str) -> str:
+    mod = __import__(framework)
+    return str(mod.__version__)
+
+
+def source_files(framework: str, device: str) -> list[Path]:
+    """Sources compiled for one framework/device (Paddle: .cc only on CPU, .cu added on GPU)."""
+    return [CSRC / f for f in _SOURCES[(framework, device)]]
+
+
+def _cuda_flags(arch: str | None) -> list[str]:
+    flags = list(CUDA_FLAGS)
+    if arch:
+        flags.append(f"-gencode=arch=compute_{arch},code=sm_{arch}")
+    return flags
+
+
+def build_key(framework: str, device: str) -> str:
+    """Hash of sources, headers, framework version, GPU arch and flags."""
+    arch = gpu_arch(framework) if device == "gpu" else None
+    h = hashlib.sha256()
+    names = sorted(set(_CORE + _HEADERS[framework] + _SOURCES[(framework, device)]))
+    for name in names:
+        h.update(name.encode())
+        h.update((CSRC / name).read_bytes())
+    parts = [framework, _framework_version(framework), device, str(arch), " ".join(CXX_FLAGS),
+             " ".join(_cuda_flags(arch)), sys.version.split()[0]]
+    h.update("|".join(parts).encode())
+    return h.hexdigest()[:16]
+
+
+def build_dir(framework: str, device: str) -> Path:
+    """Where the build of this framework/device lives."""
+    return cache_root() / f"{framework}-{build_key(framework, device)}"
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _captured_output(log: Path) -> Iterator[None]:
+    """Send fds 1 and 2 (ours and the compilers') to `log` unless builds are verbose."""
+    if _verbose():
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "wb") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def _error_lines(text: str, limit: int = 60) -> str:
+    """The compiler-error part of a build log (falls back to its tail)."""
+    lines = text.splitlines()
+    hits = [i for i, ln in enumerate(lines) if "error" in ln.lower()]
+    if hits:
+        start = max(0, hits[0] - 3)
+        return "\n".join(lines[start : start + limit])
+    return "\n".join(lines[-limit:])
+
+
+def _paddle_compile_errors(sources: list[Path], arch: str | None) -> str:
+    """Compile each Paddle source alone to recover the compiler's own message."""
+    from paddle.utils.cpp_extension import extension_utils as eu
+
+    use_cuda = any(s.suffix == ".cu" for s in sources)
+    incs = list(eu.find_paddle_includes(use_cuda)) + [str(CSRC)]
+    incs.append(__import__("sysconfig").get_paths()["include"])
+    out = []
+    for src in sources:
+        if src.suffix == ".cu":
+            nvcc = shutil.which("nvcc") or "nvcc"
+            cmd = [nvcc, *_cuda_flags(arch), "-DPADDLE_WITH_CUDA", "-Xcompiler", "-fPIC"]
+        else:
+            cxx = os.environ.get("CXX") or shutil.which("c++") or "c++"
+            cmd = [cxx, *CXX_FLAGS, "-fPIC"] + (["-DPADDLE_WITH_CUDA"] if use_cuda else [])
+        cmd += [f"-I{d}" for d in incs] + ["-c", str(src), "-o", os.devnull]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            out.append(f"{src.name}: could not run the compiler: {exc}")
+            continue
+        if proc.returncode != 0:
+            out.append(f"{src.name}:\n{_error_lines(proc.stderr + proc.stdout)}")
+    return "\n".join(out)
+
+
+def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None) -> None:
+    from torch.utils import cpp_extension
+
+    env_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if arch:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = f"{arch[:-1]}.{arch[-1]}"
+    try:
+        cpp_extension.load(
+            name=name,
+            sources=[str(s) for s in sources],
+            extra_cflags=CXX_FLAGS,
+            extra_cuda_cflags=list(CUDA_FLAGS),
+            extra_include_paths=[str(CSRC)],
+            build_directory=str(bdir),
+            verbose=_verbose(),
+            is_python_module=False,
+        )
+    finally:
+        if arch:
+            if env_arch is None:
+                os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+            else:
+                os.environ["TORCH_CUDA_ARCH_LIST"] = env_arch
+
+
+def _build_paddle(name: str, sources: list[Path], bdir: Path, arch: str | None) -> Any:
+    from paddle.utils import cpp_extension
+
+    return cpp_extension.load(
+        name=name,
+        sources=[str(s) for s in sources],
+        extra_cxx_cflags=CXX_FLAGS,
+        extra_cuda_cflags=_cuda_flags(arch),
+        extra_include_paths=[str(CSRC)],
+        build_directory=str(bdir),
+        verbose=_verbose(),
+    )
+
+
+def load(framework: str, device: str | None = None) -> Any:
+    """Build (once, cached on disk) and load the lerp extension; returns the module (Paddle) or True (torch).
+
+    Raises ``RuntimeError`` when the framework is missing and :class:`BuildError` when compiling fails.
+    """
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"unknown framework {framework!r} (expected one of {', '.join(FRAMEWORKS)})")
+    if not framework_installed(framework):
+        raise RuntimeError(f"{framework} is not installed")
+    device = device or default_device(framework)
+    key = f"{framework}-{device}"
+    with _LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        other = f"{framework}-{'cpu' if device == 'gpu' else 'gpu'}"
+        if other in _LOADED:
+            raise RuntimeError(f"the {framework} lerp extension was already loaded for {other.split('-')[1]}")
+        arch = gpu_arch(framework) if device == "gpu" else None
+        if device == "gpu" and not arch:
+            raise RuntimeError(f"{framework} has no usable CUDA GPU: cannot build the gpu extension")
+        bdir = build_dir(framework, device)
+        name = f"opbench_lerp_{framework}_{bdir.name.split('-')[1][:12]}"
+        sources = source_files(framework, device)
+        bdir.mkdir(parents=True, exist_ok=True)
+        log = bdir / "build.log"
+        with _file_lock(bdir.with_suffix(".lock")):
+            try:
+                with _captured_output(log):
+                    mod = (_build_torch if framework == "torch" else _build_paddle)(name, sources, bdir, arch)
+            except Exception as exc:  # noqa: BLE001 - rewrapped with the compiler's message
+                text = log.read_text(errors="replace") if log.exists() else ""
+                detail = _error_lines(text + "\n" + str(exc))
+                if framework == "paddle" and ("compile failed" in text or "error:" not in detail):
+                    detail = (_paddle_compile_errors(sources, arch) + "\n" + detail).strip()
+                raise BuildError(f"building the {framework} lerp extension ({device}) in {bdir} failed:\n"
+                                 f"{detail}") from exc
+        result = mod if framework == "paddle" else True
+        _LOADED[key] = result
+        return result
+
+
+def build(framework: str, device: str | None = None) -> Path:
+    """Build ahead of time; returns the build directory."""
+    device = device or default_device(framework)
+    load(framework, device)
+    return build_dir(framework, device)

@@ -1,0 +1,63 @@
+// Shared by the Paddle binding's CPU (.cc) and GPU (.cu) files.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "broadcast.h"
+#include "paddle/extension.h"
+
+namespace opbench_paddle {
+
+inline bool supported_dtype(paddle::DataType d) {
+  return d == paddle::DataType::FLOAT32 || d == paddle::DataType::FLOAT64 || d == paddle::DataType::FLOAT16 ||
+         d == paddle::DataType::BFLOAT16;
+}
+
+inline std::string dtype_name(paddle::DataType d) {
+  switch (d) {
+    case paddle::DataType::FLOAT32: return "float32";
+    case paddle::DataType::FLOAT64: return "float64";
+    case paddle::DataType::FLOAT16: return "float16";
+    case paddle::DataType::BFLOAT16: return "bfloat16";
+    case paddle::DataType::INT32: return "int32";
+    case paddle::DataType::INT64: return "int64";
+    case paddle::DataType::BOOL: return "bool";
+    default: return "dtype#" + std::to_string(static_cast<int>(d));
+  }
+}
+
+// Broadcast output shape; throws with the shapes named.
+inline std::vector<int64_t> out_shape(const std::vector<int64_t>& xs, const std::vector<int64_t>& ys,
+                                      const std::vector<int64_t>& ws) {
+  try {
+    return lerp_core::broadcast_shapes({xs, ys, ws});
+  } catch (const std::invalid_argument& e) {
+    PD_THROW(e.what());
+  }
+  return {};
+}
+
+inline void check_tensors(const paddle::Tensor& x, const paddle::Tensor& y, const paddle::Tensor* w) {
+  PD_CHECK(supported_dtype(x.dtype()), "opbench lerp: dtype ", dtype_name(x.dtype()),
+           " is not supported (float32, float64, float16, bfloat16)");
+  PD_CHECK(y.dtype() == x.dtype(), "opbench lerp: x and y dtypes differ (", dtype_name(x.dtype()), " vs ",
+           dtype_name(y.dtype()), ")");
+  PD_CHECK(x.place() == y.place(), "opbench lerp: x and y are on different devices");
+  if (w) {
+    PD_CHECK(w->dtype() == x.dtype(), "opbench lerp: weight dtype ", dtype_name(w->dtype()), " differs from x dtype ",
+             dtype_name(x.dtype()));
+    PD_CHECK(w->place() == x.place(), "opbench lerp: weight and x are on different devices");
+  }
+}
+
+#ifdef PADDLE_WITH_CUDA
+// Implemented in paddle_lerp.cu. `w` may be null (scalar weight `ws`).
+std::vector<paddle::Tensor> lerp_forward_gpu(const paddle::Tensor& x, const paddle::Tensor& y,
+                                             const paddle::Tensor* w, double ws);
+std::vector<paddle::Tensor> lerp_backward_gpu(const paddle::Tensor& x, const paddle::Tensor& y,
+                                              const paddle::Tensor* w, double ws, const paddle::Tensor& dout);
+#endif
+
+}  // namespace opbench_paddle

@@ -1,0 +1,46 @@
+// Shared by the PyTorch binding's CPU (.cpp) and CUDA (.cu) files: argument
+// checks with one-line errors, and shape helpers.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "broadcast.h"
+
+namespace opbench_torch {
+
+inline lerp_core::Shape shape_of(const at::Tensor& t) { return lerp_core::Shape(t.sizes().begin(), t.sizes().end()); }
+
+inline bool supported_dtype(at::ScalarType s) {
+  return s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16;
+}
+
+// Checks dtypes/devices and returns the broadcast output shape.
+inline lerp_core::Shape check_args(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w) {
+  TORCH_CHECK_TYPE(supported_dtype(x.scalar_type()),
+                   "opbench lerp: dtype ", x.scalar_type(), " is not supported (float32, float64, float16, bfloat16)");
+  TORCH_CHECK_TYPE(y.scalar_type() == x.scalar_type(), "opbench lerp: x and y dtypes differ (", x.scalar_type(),
+                   " vs ", y.scalar_type(), ")");
+  TORCH_CHECK(y.device() == x.device(), "opbench lerp: x and y are on different devices (", x.device(), " vs ",
+              y.device(), ")");
+  lerp_core::Shape ws;
+  if (w.has_value()) {
+    TORCH_CHECK_TYPE(w->scalar_type() == x.scalar_type(), "opbench lerp: weight dtype ", w->scalar_type(),
+                     " differs from x dtype ", x.scalar_type());
+    TORCH_CHECK(w->device() == x.device(), "opbench lerp: weight is on ", w->device(), ", x on ", x.device());
+    ws = shape_of(*w);
+  }
+  try {
+    return lerp_core::broadcast_shapes({shape_of(x), shape_of(y), ws});
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  }
+  return {};
+}
+
+}  // namespace opbench_torch

@@ -1,0 +1,131 @@
+// PyTorch binding of the lerp core: op schemas and the CPU kernels.
+// The CUDA kernels are registered by torch_lerp.cu when it is built.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <tuple>
+
+#include "lerp_cpu.h"
+#include "torch_common.h"
+
+namespace opbench_torch {
+namespace {
+
+template <typename F>
+void dispatch_cpu(at::ScalarType s, F&& f) {
+  switch (s) {
+    case at::kFloat: f(float{}); break;
+    case at::kDouble: f(double{}); break;
+    case at::kHalf: f(lerp_core::half_t{}); break;
+    case at::kBFloat16: f(lerp_core::bf16_t{}); break;
+    default: TORCH_CHECK_TYPE(false, "opbench lerp: unsupported dtype ", s);
+  }
+}
+
+template <typename T>
+const T* cptr(const at::Tensor& t) {
+  return reinterpret_cast<const T*>(t.const_data_ptr());
+}
+template <typename T>
+T* mptr(const at::Tensor& t) {
+  return t.defined() ? reinterpret_cast<T*>(t.mutable_data_ptr()) : nullptr;
+}
+
+at::Tensor lerp_cpu(const at::Tensor& x_, const at::Tensor& y_, const std::optional<at::Tensor>& w_, double ws) {
+  const auto os = check_args(x_, y_, w_);
+  at::Tensor x = x_.contiguous(), y = y_.contiguous();
+  at::Tensor w = w_.has_value() ? w_->contiguous() : at::Tensor();
+  at::Tensor out = at::empty(os, x.options());
+  dispatch_cpu(x.scalar_type(), [&](auto tag) {
+    using T = decltype(tag);
+    lerp_core::lerp_forward_cpu<T>(cptr<T>(x), cptr<T>(y), w.defined() ? cptr<T>(w) : nullptr, ws, mptr<T>(out),
+                                   shape_of(x), shape_of(y), w.defined() ? shape_of(w) : lerp_core::Shape{});
+  });
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_cpu(const at::Tensor& g_, const at::Tensor& x_,
+                                                                 const at::Tensor& y_,
+                                                                 const std::optional<at::Tensor>& w_, double ws,
+                                                                 bool need_x, bool need_y, bool need_w) {
+  const auto os = check_args(x_, y_, w_);
+  TORCH_CHECK_VALUE(shape_of(g_) == os, "opbench lerp_backward: grad shape ", lerp_core::shape_str(shape_of(g_)),
+                    " != output shape ", lerp_core::shape_str(os));
+  at::Tensor g = g_.to(x_.scalar_type()).contiguous(), x = x_.contiguous(), y = y_.contiguous();
+  at::Tensor w = w_.has_value() ? w_->contiguous() : at::Tensor();
+  need_w = need_w && w.defined();
+  at::Tensor dx = need_x ? at::empty_like(x) : at::empty({0}, x.options());
+  at::Tensor dy = need_y ? at::empty_like(y) : at::empty({0}, x.options());
+  at::Tensor dw = need_w ? at::empty_like(w) : at::empty({0}, x.options());
+  dispatch_cpu(x.scalar_type(), [&](auto tag) {
+    using T = decltype(tag);
+    lerp_core::lerp_backward_cpu<T>(cptr<T>(g), cptr<T>(x), cptr<T>(y), w.defined() ? cptr<T>(w) : nullptr, ws,
+                                    need_x ? mptr<T>(dx) : nullptr, need_y ? mptr<T>(dy) : nullptr,
+                                    need_w ? mptr<T>(dw) : nullptr, shape_of(x), shape_of(y),
+                                    w.defined() ? shape_of(w) : lerp_core::Shape{});
+  });
+  return {dx, dy, dw};
+}
+
+using LerpSig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, double);
+using LerpBwdSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                  const at::Tensor&,
+                                                                  const std::optional<at::Tensor>&, double, bool,
+                                                                  bool, bool);
+
+// C++ autograd for `lerp_autograd` (same math as the Python register_autograd
+// rule on `lerp`, without Python in the backward: lower launch overhead).
+struct LerpFn : public torch::autograd::Function<LerpFn> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y,
+                            const std::optional<at::Tensor>& w, double ws) {
+    ctx->save_for_backward({x, y, w.has_value() ? *w : at::Tensor()});
+    ctx->saved_data["ws"] = ws;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    static auto op =
+        c10::Dispatcher::singleton().findSchemaOrThrow("opbench_lerp::lerp", "").typed<LerpSig>();
+    return op.call(x, y, w, ws);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &y = saved[1], &w = saved[2];
+    // needs_input_grad indexes tensor inputs only: w is edge 2 when present.
+    const bool nx = ctx->needs_input_grad(0), ny = ctx->needs_input_grad(1);
+    const bool nw = w.defined() && ctx->needs_input_grad(2);
+    if (!(nx || ny || nw)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("opbench_lerp::lerp_backward", "")
+                         .typed<LerpBwdSig>();
+    std::optional<at::Tensor> wo = w.defined() ? std::optional<at::Tensor>(w) : std::nullopt;
+    auto res = op.call(grads[0], x, y, wo, ctx->saved_data["ws"].toDouble(), nx, ny, nw);
+    return {nx ? std::get<0>(res) : at::Tensor(), ny ? std::get<1>(res) : at::Tensor(),
+            nw ? std::get<2>(res) : at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor lerp_autograd(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w, double ws) {
+  return LerpFn::apply(x, y, w, ws);
+}
+
+}  // namespace
+}  // namespace opbench_torch
+
+TORCH_LIBRARY(opbench_lerp, m) {
+  m.def("lerp(Tensor x, Tensor y, Tensor? weight, float scalar_weight) -> Tensor");
+  m.def(
+      "lerp_backward(Tensor grad, Tensor x, Tensor y, Tensor? weight, float scalar_weight, bool need_x, "
+      "bool need_y, bool need_w) -> (Tensor, Tensor, Tensor)");
+  // Same as lerp, differentiable through a C++ autograd Function.
+  m.def("lerp_autograd(Tensor x, Tensor y, Tensor? weight, float scalar_weight) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(opbench_lerp, Autograd, m) { m.impl("lerp_autograd", &opbench_torch::lerp_autograd); }
+
+
+TORCH_LIBRARY_IMPL(opbench_lerp, CPU, m) {
+  m.impl("lerp", &opbench_torch::lerp_cpu);
+  m.impl("lerp_backward", &opbench_torch::lerp_backward_cpu);
+  m.impl("lerp_autograd", &opbench_torch::lerp_cpu);
+}

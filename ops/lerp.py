@@ -1,0 +1,204 @@
+"""``lerp(x, y, weight)`` for Paddle and PyTorch tensors, backed by our custom op.
+
+PyTorch: the op's autograd is a C++ ``torch::autograd::Function`` (``lerp_autograd``) by
+default; ``OPBENCH_TORCH_AUTOGRAD=python`` uses the ``torch.library.register_autograd`` rule on
+``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for).
+The framework is told by the tensor's type (never importing a framework that
+is not installed). A Python float weight goes to the scalar path as an
+attribute; a one-element weight tensor also takes the scalar path (read once on
+the device, no host sync). Arguments are checked here first, so bad shapes,
+dtypes or devices raise a one-line ``ValueError``/``TypeError`` naming them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from numbers import Real
+from typing import Any
+
+from ops import build
+
+FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
+
+_torch_lock = threading.Lock()
+_torch_ready = False
+
+
+def framework_of(t: Any) -> str | None:
+    """'torch' or 'paddle' for a tensor of that framework, else None (no import of either)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(t, torch.Tensor):
+        return "torch"
+    paddle = sys.modules.get("paddle")
+    if paddle is not None and isinstance(t, paddle.Tensor):
+        return "paddle"
+    return None
+
+
+def _dtype_name(t: Any) -> str:
+    s = str(t.dtype)
+    for prefix in ("torch.", "paddle."):
+        s = s.removeprefix(prefix)
+    return s
+
+
+def _device_name(t: Any, fw: str) -> str:
+    return str(t.device) if fw == "torch" else str(t.place)
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy broadcasting of shapes; ValueError naming them when impossible."""
+    nd = 0
+    for s in shapes:
+        nd = max(nd, len(s))
+    out = []
+    for i in range(nd):
+        d = 1
+        for s in shapes:
+            j = i - (nd - len(s))
+            if j < 0 or s[j] == 1:
+                continue
+            if d not in (1, s[j]):
+                shown = ", ".join(str(list(s)) for s in shapes)
+                raise ValueError(f"lerp: shapes {shown} are not broadcastable")
+            d = s[j]
+        out.append(d)
+    return tuple(out)
+
+
+_DTYPE_OK: dict[Any, bool] = {}
+
+
+def _supported(dtype: Any) -> bool:
+    ok = _DTYPE_OK.get(dtype)
+    if ok is None:
+        name = str(dtype)
+        for prefix in ("torch.", "paddle."):
+            name = name.removeprefix(prefix)
+        ok = _DTYPE_OK[dtype] = name in FLOAT_DTYPES
+    return ok
+
+
+def _validate(x: Any, y: Any, weight: Any) -> str:
+    """Check the arguments (cheap on the common path: object compares, no strings); returns the framework."""
+    fw = framework_of(x)
+    if fw is None:
+        raise TypeError(f"lerp: x must be a paddle.Tensor or torch.Tensor, got {type(x).__name__}")
+    if framework_of(y) != fw:
+        raise TypeError(f"lerp: y must be a {fw} tensor like x, got {type(y).__name__}")
+    w_fw = framework_of(weight)
+    w_is_tensor = w_fw is not None
+    if w_is_tensor and w_fw != fw:
+        raise TypeError(f"lerp: weight is a {w_fw} tensor but x is a {fw} tensor")
+    if not w_is_tensor and (isinstance(weight, bool) or not isinstance(weight, Real)):
+        raise TypeError(f"lerp: weight must be a {fw} tensor or a Python float, got {type(weight).__name__}")
+    if not _supported(x.dtype):
+        raise TypeError(f"lerp: dtype {_dtype_name(x)} of x is not supported "
+                        f"(expected one of {', '.join(FLOAT_DTYPES)})")
+    if y.dtype != x.dtype:
+        raise TypeError(f"lerp: x and y dtypes differ ({_dtype_name(x)} vs {_dtype_name(y)})")
+    if w_is_tensor and weight.dtype != x.dtype:
+        raise TypeError(f"lerp: weight dtype {_dtype_name(weight)} differs from x dtype {_dtype_name(x)}")
+    tensors = [x, y, weight] if w_is_tensor else [x, y]
+    if fw == "torch":
+        same_dev = all(t.device == x.device for t in tensors)
+    else:
+        same_dev = len({str(t.place) for t in tensors}) == 1
+    if not same_dev:
+        devs = sorted({_device_name(t, fw) for t in tensors})
+        raise ValueError(f"lerp: tensors are on different devices ({', '.join(devs)})")
+    shapes = [tuple(t.shape) for t in tensors]
+    if any(s != shapes[0] for s in shapes):
+        broadcast_shape(*shapes)
+    return fw
+
+
+def _torch_setup() -> None:
+    """Build/load the torch extension and register its fake and autograd rules (once)."""
+    global _torch_ready
+    with _torch_lock:
+        if _torch_ready:
+            return
+        import torch
+
+        build.load("torch")
+
+        def _lerp_fake(x, y, weight, scalar_weight):  # noqa: ANN001, ANN202
+            shapes = [x.shape, y.shape] + ([weight.shape] if weight is not None else [])
+            return x.new_empty(torch.broadcast_shapes(*shapes))
+
+        torch.library.register_fake("opbench_lerp::lerp")(_lerp_fake)
+        torch.library.register_fake("opbench_lerp::lerp_autograd")(_lerp_fake)
+
+        @torch.library.register_fake("opbench_lerp::lerp_backward")
+        def _lerp_bwd_fake(grad, x, y, weight, scalar_weight, need_x, need_y, need_w):  # noqa: ANN001, ANN202
+            # contiguous, like the real kernels (which make their inputs contiguous first)
+            dx = x.new_empty(x.shape) if need_x else x.new_empty(0)
+            dy = x.new_empty(y.shape) if need_y else x.new_empty(0)
+            dw = x.new_empty(weight.shape) if (need_w and weight is not None) else x.new_empty(0)
+            return dx, dy, dw
+
+        def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
+            x, y, weight, scalar_weight = inputs
+            ctx.save_for_backward(x, y, weight)
+            ctx.scalar_weight = scalar_weight
+
+        def _backward(ctx, grad):  # noqa: ANN001, ANN202
+            x, y, weight = ctx.saved_tensors
+            nx, ny, nw = ctx.needs_input_grad[:3]
+            nw = bool(nw and weight is not None)
+            if not (nx or ny or nw):
+                return None, None, None, None
+            dx, dy, dw = torch.ops.opbench_lerp.lerp_backward(
+                grad, x, y, weight, ctx.scalar_weight, bool(nx), bool(ny), nw
+            )
+            return (dx if nx else None), (dy if ny else None), (dw if nw else None), None
+
+        torch.library.register_autograd("opbench_lerp::lerp", _backward, setup_context=_setup_context)
+        _torch_ready = True
+
+
+def torch_autograd_mode() -> str:
+    """'cpp' (default: the C++ autograd Function, no Python in the backward) or 'python'
+    (``torch.library.register_autograd``), from ``OPBENCH_TORCH_AUTOGRAD``."""
+    mode = os.environ.get("OPBENCH_TORCH_AUTOGRAD", "cpp")
+    if mode not in ("cpp", "python"):
+        raise ValueError(f"OPBENCH_TORCH_AUTOGRAD must be 'cpp' or 'python', got {mode!r}")
+    return mode
+
+
+def _torch_lerp(x: Any, y: Any, weight: Any) -> Any:
+    import torch
+
+    if not _torch_ready:  # once; kept out of torch.compile's trace (it takes a lock)
+        torch.compiler.disable(_torch_setup)()
+
+    ns = torch.ops.opbench_lerp
+    op = ns.lerp_autograd if torch_autograd_mode() == "cpp" else ns.lerp
+    if isinstance(weight, torch.Tensor):
+        return op(x, y, weight, 0.0)
+    return op(x, y, None, float(weight))
+
+
+def _paddle_lerp(x: Any, y: Any, weight: Any) -> Any:
+    mod = build.load("paddle")
+    if framework_of(weight) == "paddle":
+        return mod.opbench_lerp(x, y, weight)
+    return mod.opbench_lerp_scalar(x, y, float(weight))
+
+
+def lerp(x: Any, y: Any, weight: Any, name: str | None = None) -> Any:
+    """``x + weight * (y - x)`` (stable form), differentiable, for Paddle or PyTorch tensors.
+
+    ``weight`` is a tensor of the same framework/dtype/device (broadcast with x and y) or a
+    Python float. Returns a tensor of the inputs' framework with the broadcast shape.
+    ``name`` is accepted (and ignored) for signature compatibility with ``paddle.lerp``.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor) and torch.compiler.is_compiling():
+        # Traced by torch.compile: the op's fake impl checks shapes (torch.broadcast_shapes).
+        return _torch_lerp(x, y, weight)
+    fw = _validate(x, y, weight)
+    return _torch_lerp(x, y, weight) if fw == "torch" else _paddle_lerp(x, y, weight)

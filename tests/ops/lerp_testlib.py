@@ -1,0 +1,136 @@
+"""Shared cases, inputs and float64 NumPy references for the lerp op tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+DTYPES = ["float32", "float64", "float16", "bfloat16"]
+
+# name: (x shape, y shape, weight shape or Python float)
+CASES: dict[str, tuple[list[int], list[int], Any]] = {
+    "scalar_lo": ([4, 37], [4, 37], 0.3),
+    "scalar_hi": ([4, 37], [4, 37], 0.8),
+    "scalar_neg": ([3, 11], [3, 11], -0.7),
+    "scalar_tensor1": ([5, 9], [5, 9], [1]),
+    "scalar_tensor0d": ([5, 9], [5, 9], []),
+    "same_shape": ([3, 5, 8], [3, 5, 8], [3, 5, 8]),
+    "bcast_issue": ([16, 1, 1, 1], [16, 3, 8, 8], [3, 1, 8]),
+    "bcast_issue_scalar": ([16, 1, 1, 1], [16, 3, 8, 8], 0.5),
+    "bcast_leading": ([2, 3, 4], [2, 2, 3, 4], 0.4),
+    "bcast_middle": ([2, 1, 2, 5, 5], [2, 2, 1, 5, 5], 0.7),
+    "bcast_middle_w": ([2, 1, 2, 5, 5], [2, 2, 1, 5, 5], [2, 1, 5]),
+    "bcast_w_to_xy": ([2, 2, 5, 5], [2, 2, 5, 5], [5]),
+    "bcast_y_small": ([6, 40], [40], [6, 1]),
+    "w_grows_rank": ([3], [3], [2, 1]),
+    "zero_d": ([], [], []),
+    "zero_d_float": ([], [], 0.25),
+    "empty": ([0, 3], [0, 3], 0.5),
+    "empty_bcast": ([1, 3], [0, 3], [3]),
+}
+
+# Larger cases for the GPU: vectorized paths, tails, multi-block partial sums.
+GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
+    "issue_bcast": ([16, 1, 1, 1], [16, 3, 224, 224], [3, 1, 224]),
+    "issue_bcast_scalar": ([16, 1, 1, 1], [16, 3, 224, 224], 0.5),
+    "middle_dims": ([8, 1, 64, 256], [8, 16, 1, 256], 0.3),
+    "middle_dims_w": ([8, 1, 64, 256], [8, 16, 1, 256], [64, 1]),
+    "odd_tail": ([1000003], [1000003], 0.2),
+    "same_large": ([1000, 1024], [1000, 1024], [1000, 1024]),
+    "column_reduce": ([1, 4096], [512, 4096], 0.7),
+    "short_rows": ([4096, 1], [4096, 3], [3]),
+    "scalar_tensor_dw": ([300, 1000], [300, 1000], [1]),
+    "leading": ([3, 64, 64], [4, 3, 64, 64], [64]),
+}
+
+
+def sum_to(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Reduce a broadcast array back to `shape` (the gradient rule)."""
+    lead = a.ndim - len(shape)
+    a = a.sum(axis=tuple(range(lead))) if lead else a
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and a.shape[i] != 1)
+    return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
+
+
+def draw(case: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Any]:
+    """float64 x, y and weight (array or float) for a case; weights cover both formula branches."""
+    xs, ys, ws = {**CASES, **GPU_CASES}[case]
+    x = rng.standard_normal(xs)
+    y = rng.standard_normal(ys)
+    w = ws if isinstance(ws, float) else rng.uniform(-0.6, 1.6, ws)
+    return x, y, w
+
+
+def reference(x: np.ndarray, y: np.ndarray, w: Any, g: np.ndarray) -> dict[str, np.ndarray]:
+    """Forward and gradients in float64 (stable form, as both frameworks)."""
+    wa = np.asarray(w, dtype=np.float64)
+    d = y - x
+    out = np.where(np.abs(wa) < 0.5, x + wa * d, y - d * (1.0 - wa))
+    out = np.broadcast_to(out, np.broadcast_shapes(x.shape, y.shape, wa.shape))
+    ref = {
+        "out": np.array(out),
+        "dx": sum_to(np.broadcast_to(g * (1.0 - wa), out.shape), x.shape),
+        "dy": sum_to(np.broadcast_to(g * wa, out.shape), y.shape),
+    }
+    if not isinstance(w, float):
+        ref["dw"] = sum_to(np.broadcast_to(g * d, out.shape), wa.shape)
+    return ref
+
+
+EPS = {"float32": 2.0**-23, "float64": 2.0**-52, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: str, what: str, terms: int = 1) -> None:
+    """Within the dtype's rounding (a few ulps, scaled with the number of summed terms)."""
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    if expected.size == 0:
+        return
+    assert np.all(np.isfinite(actual)), f"{what}: non-finite values"
+    eps = EPS[dtype]
+    if dtype in ("float16", "bfloat16"):
+        rtol = eps + 8 * 2.0**-23 * max(1, terms) ** 0.5  # one rounding of the float32 result
+    else:
+        rtol = 8 * eps * max(1, terms) ** 0.5 + (1e-5 if dtype == "float32" else 1e-12)
+    scale = float(np.abs(expected).max()) + 1e-30
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=what)
+
+
+def terms_of(out_shape: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """How many elements of the output are summed into one gradient element."""
+    n_out = int(np.prod(out_shape)) if out_shape else 1
+    n_in = int(np.prod(shape)) if shape else 1
+    return max(1, n_out // max(1, n_in))
+
+
+def _torch_tensor(torch: Any, a: np.ndarray, dtype: str, device: str = "cpu", grad: bool = True) -> Any:
+    t = torch.tensor(a, dtype=torch.float64, device=device).to(getattr(torch, dtype))
+    return t.requires_grad_(grad)
+
+
+def _torch_np(t: Any) -> np.ndarray:
+    return t.detach().double().cpu().numpy()
+
+
+def run_torch_case(torch: Any, case: str, dtype: str, device: str, seed: int = 0) -> None:
+    """Our torch op vs the NumPy reference on the rounded inputs (forward, dx, dy, dw)."""
+    from ops import lerp
+
+    rng = np.random.default_rng(seed)
+    x, y, w = draw(case, rng)
+    tx, ty = _torch_tensor(torch, x, dtype, device), _torch_tensor(torch, y, dtype, device)
+    tw = w if isinstance(w, float) else _torch_tensor(torch, w, dtype, device)
+    out = lerp(tx, ty, tw)
+    xr, yr = _torch_np(tx), _torch_np(ty)
+    wr = w if isinstance(w, float) else _torch_np(tw)
+    g = rng.standard_normal(out.shape)
+    tg = _torch_tensor(torch, g, dtype, device, grad=False)
+    ref = reference(xr, yr, wr, _torch_np(tg))
+    assert out.dtype == tx.dtype and tuple(out.shape) == ref["out"].shape
+    assert_close(_torch_np(out), ref["out"], dtype, f"{case} {dtype} out")
+    inputs = [tx, ty] + ([] if isinstance(w, float) else [tw])
+    grads = torch.autograd.grad(out, inputs, tg, allow_unused=True)
+    for name, t, gr in zip(["dx", "dy", "dw"], inputs, grads, strict=False):
+        assert gr is not None, f"{case} {dtype} {name} missing"
+        assert_close(_torch_np(gr), ref[name], dtype, f"{case} {dtype} {name}",
+                     terms_of(ref["out"].shape, tuple(t.shape)))

@@ -1,0 +1,98 @@
+"""Build caching, cache keys, compiler errors surfaced, and the ``ops build`` CLI."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ops import build
+
+
+def test_cache_dir_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OPBENCH_CACHE_DIR", str(tmp_path))
+    assert build.cache_root() == tmp_path / "ops"
+
+
+def test_sources_per_device() -> None:
+    assert [p.name for p in build.source_files("paddle", "cpu")] == ["paddle_lerp.cc"]
+    assert [p.name for p in build.source_files("paddle", "gpu")] == ["paddle_lerp.cc", "paddle_lerp.cu"]
+    assert all(p.exists() for p in build.source_files("torch", "gpu"))
+
+
+def test_key_depends_on_sources(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    k1 = build.build_key("torch", "cpu")
+    assert k1 == build.build_key("torch", "cpu")
+    src = tmp_path / "lerp"
+    shutil.copytree(build.CSRC, src)
+    monkeypatch.setattr(build, "CSRC", src)
+    assert build.build_key("torch", "cpu") == k1
+    (src / "lerp_cpu.h").write_text((src / "lerp_cpu.h").read_text() + "\n// changed\n")
+    assert build.build_key("torch", "cpu") != k1
+    assert build.build_dir("torch", "cpu").name.startswith("torch-")
+
+
+def test_available() -> None:
+    import ops
+
+    assert ops.available("mxnet") is not None
+    for fw in ("paddle", "torch"):
+        r = ops.available(fw)
+        assert r is None or isinstance(r, str)
+
+
+def _broken_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filename: str) -> None:
+    src = tmp_path / "lerp"
+    shutil.copytree(build.CSRC, src)
+    text = (src / filename).read_text()
+    (src / filename).write_text("#include <vector>\nint opbench_broken = undeclared_marker_symbol;\n" + text)
+    monkeypatch.setattr(build, "CSRC", src)
+    monkeypatch.setattr(build, "_LOADED", {})
+    monkeypatch.setenv("OPBENCH_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.slow
+def test_torch_build_error_shows_compiler_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    _broken_tree(tmp_path, monkeypatch, "torch_lerp.cpp")
+    with pytest.raises(build.BuildError, match="undeclared_marker_symbol"):
+        build.load("torch", "cpu")
+
+
+@pytest.mark.slow
+def test_paddle_build_error_shows_compiler_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("paddle")
+    _broken_tree(tmp_path, monkeypatch, "paddle_lerp.cc")
+    with pytest.raises(build.BuildError, match="undeclared_marker_symbol"):
+        build.load("paddle", "cpu")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ops import cli
+
+    p = argparse.ArgumentParser(prog="opbench")
+    sub = p.add_subparsers(dest="command", required=True)
+    cli.register(sub)
+    return p
+
+
+@pytest.mark.slow
+def test_cli_build(torch_ext: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    args = _parser().parse_args(["ops", "build", "--framework", "torch"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("torch: ") and str(build.cache_root()) in out
+
+
+def test_cli_missing_framework(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ops import cli
+
+    monkeypatch.setattr(cli, "available", lambda fw: f"{fw} is not installed")
+    args = _parser().parse_args(["ops", "build", "--framework", "paddle"])
+    assert args.func(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "paddle is not installed" in err
