@@ -9,6 +9,7 @@ framework profiler saw during one call (the flush runs before the profiled regio
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from opbench.backends import Backend
 
 METHODS = ("events", "kernel", "graph")
 THROTTLE_FRACTION = 0.75  # nvbench discards samples taken below 75% of the max SM clock
+PAD_US = 1000.0  # keep the GPU busy this long before the start event, so launches are queued in time
+MAX_PAD_FLUSHES = 64
 
 Sampler = Callable[[], float]
 
@@ -37,16 +40,25 @@ class Timer(ABC):
 
 
 class EventTimer(Timer):
-    """One device-event pair around each call; the L2 is flushed before the first event."""
+    """One device-event pair around each call; the L2 is flushed before the first event.
+
+    The flush is repeated until it keeps the GPU busy for at least :data:`PAD_US` (and four times
+    the call's host-side launch time), so every kernel of the call is queued before the start
+    event runs: the pair then times the device, not the host's launch latency or jitter (the
+    same idea as nvbench's blocking kernel). Without it, a slow moment on the host shows up as
+    device time in launch-bound cases.
+    """
 
     method = "events"
 
     def bind(self, fn: Callable[[], Any]) -> Sampler:
         b = self.backend
         start, end = b.event(), b.event()
+        flushes = 1 + self.pad_flushes(fn)
 
         def sample() -> float:
-            b.flush_l2()
+            for _ in range(flushes):
+                b.flush_l2()
             start.record()
             fn()
             end.record()
@@ -54,6 +66,26 @@ class EventTimer(Timer):
             return start.elapsed_ms(end) * 1e3
 
         return sample
+
+    def pad_flushes(self, fn: Callable[[], Any]) -> int:
+        """Extra flushes needed to cover the call's launch time (measured here, a few calls)."""
+        b = self.backend
+        start, end = b.event(), b.event()
+        flush_us, host_us = [], []
+        for _ in range(3):
+            b.synchronize()
+            start.record()
+            b.flush_l2()
+            end.record()
+            b.synchronize()
+            flush_us.append(start.elapsed_ms(end) * 1e3)
+            b.flush_l2()  # keep the device busy while the host launches the call
+            t0 = time.perf_counter()
+            fn()
+            host_us.append((time.perf_counter() - t0) * 1e6)
+            b.synchronize()
+        target = max(PAD_US, 4 * max(host_us))
+        return min(MAX_PAD_FLUSHES, max(0, math.ceil(target / max(min(flush_us), 1.0)) - 1))
 
 
 class GraphTimer(EventTimer):
