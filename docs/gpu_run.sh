@@ -6,6 +6,7 @@
 # tests:        the gpu-marked tests (builds the torch extension first)
 # lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd and bwd)
 # validate:     op_benchmark, accuracy and tools validation scripts
+# tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
 # paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
 # number of failed steps. Clocks and device settings are only read, never changed.
@@ -33,6 +34,14 @@ step_validate() {
   python docs/accuracy/overhead.py --out "$out/accuracy" || rc=1
   python docs/tools/validate.py --out "$out/tools" || rc=1
   return $rc
+}
+
+step_tools() {
+  python -m opbench tools clocks --json "$out/tools_clocks.json" &&
+    python -m opbench tools timing-pitfalls --json "$out/tools_timing_pitfalls.json" &&
+    python -m opbench tools transfer --json "$out/tools_transfer.json" --png "$out/tools_transfer.png" &&
+    python -m opbench tools transfer --preset offload --json "$out/tools_offload.json" &&
+    python -m opbench tools overlap --json "$out/tools_overlap.json"
 }
 
 step_paddle-check() {

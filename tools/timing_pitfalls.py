@@ -2,9 +2,9 @@
 
 One workload (the note's linear layer: (20, 8192) x (8192, 5120) fp16, as a matmul) timed
 the naive ways -- an H2D copy inside the event pair, warm L2 (no flush between samples),
-the first call -- each beside the benchmark's own figure: CUDA events around one call with
-the L2 flushed before each sample (``Backend.flush_l2``), median. The SM clock is read
-before and after, since a clock that moves stretches every figure.
+the first call -- each beside the benchmark's own figure (``op_benchmark.timers.EventTimer``:
+CUDA events around one call, the L2 flushed and the launch queue padded before each sample,
+median). The SM clock is read before and after, since a clock that moves stretches every figure.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from op_benchmark.timers import EventTimer
 from opbench import nvml
 from opbench.backends import Backend, flush_bytes
 from opbench.cli import UsageError
@@ -77,7 +78,8 @@ def measure(b: Backend, mnk: tuple[int, int, int], dtype: str, samples: int) -> 
     noop = lambda: None
     for _ in range(3):
         mm(a, w)
-    bench = _events_ms(b, b.flush_l2, lambda: mm(a, w), samples)
+    sampler = EventTimer(b).bind(lambda: mm(a, w))  # exactly how `opbench bench` times a sample
+    bench = [sampler() / 1e3 for _ in range(samples)]
     warm = _events_ms(b, noop, lambda: mm(a, w), samples)
     steady = bench  # steady state = the benchmark's own figure
 
