@@ -63,14 +63,17 @@ def _cmd_cases(args: argparse.Namespace) -> int:
     from opbench.cases.model import ConfigError
     from opbench.mapping import is_mapped
 
+    from opbench.backends import default_device, free_memory
+
     try:
         found = resolve(args.cases, None, unknown_dim=args.unknown_dim)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
+    limit = args.memory_limit if args.memory_limit is not None else free_memory(default_device())
     bad = list(found.errors)
     for case in found.cases:
         try:
-            check_memory(case, args.memory_limit)
+            check_memory(case, limit)
         except ConfigError as e:
             bad.append(e)
             continue

@@ -70,3 +70,9 @@ def test_parse_bytes():
     assert parse_bytes("8GiB") == 8 * 2**30
     assert parse_bytes("512MB") == 512 * 10**6
     assert parse_bytes("1e9") == 10**9
+
+
+def test_cases_default_memory_limit_is_what_the_device_has_free(capsys):
+    huge = 'paddle.add(Tensor([100000, 100000, 100],"float32"), Tensor([1],"float32"), )'
+    assert main(["cases", huge]) == 2
+    assert "more than the" in capsys.readouterr().err
