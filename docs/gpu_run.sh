@@ -5,6 +5,7 @@
 #
 # tests:        the gpu-marked tests (builds the torch extension first)
 # lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd and bwd)
+# core:         the core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
 # paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz
@@ -26,6 +27,11 @@ step_lerp() {
   python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd \
     --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md"
+}
+
+step_core() {
+  python -m opbench bench core --providers torch --directions fwd,bwd --method events \
+    --json "$out/core.json" --markdown "$out/core.md" --no-progress
 }
 
 step_validate() {
