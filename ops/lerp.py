@@ -127,17 +127,21 @@ def _torch_setup() -> None:
 
         def _lerp_fake(x, y, weight, scalar_weight):  # noqa: ANN001, ANN202
             shapes = [x.shape, y.shape] + ([weight.shape] if weight is not None else [])
-            return x.new_empty(torch.broadcast_shapes(*shapes))
+            return torch.empty(torch.broadcast_shapes(*shapes), dtype=x.dtype, device=x.device)
 
         torch.library.register_fake("opbench_lerp::lerp")(_lerp_fake)
         torch.library.register_fake("opbench_lerp::lerp_autograd")(_lerp_fake)
 
         @torch.library.register_fake("opbench_lerp::lerp_backward")
         def _lerp_bwd_fake(grad, x, y, weight, scalar_weight, need_x, need_y, need_w):  # noqa: ANN001, ANN202
-            # contiguous, like the real kernels (which make their inputs contiguous first)
-            dx = x.new_empty(x.shape) if need_x else x.new_empty(0)
-            dy = x.new_empty(y.shape) if need_y else x.new_empty(0)
-            dw = x.new_empty(weight.shape) if (need_w and weight is not None) else x.new_empty(0)
+            # contiguous, like the real kernels (which make their inputs contiguous first); torch.empty,
+            # not x.new_empty, which keeps a non-contiguous x's strides under fake tensors
+            def empty(shape: Any) -> Any:
+                return torch.empty(tuple(shape), dtype=x.dtype, device=x.device)
+
+            dx = empty(x.shape) if need_x else empty((0,))
+            dy = empty(y.shape) if need_y else empty((0,))
+            dw = empty(weight.shape) if (need_w and weight is not None) else empty((0,))
             return dx, dy, dw
 
         def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202

@@ -150,9 +150,10 @@ def test_paddle_grad_with_stop_gradient(paddle_ext: Any) -> None:
     np.testing.assert_allclose(x.grad.numpy(), np.full([4, 1, 3], 1.5), rtol=1e-6)
 
 
-def test_torch_compile_end_to_end(torch_ext: Any) -> None:
+def test_torch_compile_end_to_end(torch_ext: Any, tmp_path: Any, monkeypatch: Any) -> None:
     """torch.compile traces our op (fake impls with the real kernels' strides), fwd and bwd."""
     torch = torch_ext
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))  # no stale graphs from an older fake impl
     from ops import lerp
 
     x = torch.randn(5, 4, dtype=torch.float64).t().requires_grad_()  # non-contiguous input
