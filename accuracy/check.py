@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from accuracy import outcomes as oc
-from accuracy.compare import Comparison, device_figures, host_figures, max_abs_error
+from accuracy.compare import Comparison, Figures, device_figures_batch, host_figures, max_abs_error
 from accuracy.gpu_cache import DeviceCache
 from accuracy.plugins import get_side
 from accuracy.stages import StageTimer
-from accuracy.tolerances import Tolerances, build
+from accuracy.tolerances import Tolerance, Tolerances, build
 from opbench import inputs as inputs_mod
 from opbench.cases import COMPLEX_DTYPES, FLOAT_DTYPES, Case, TensorSpec
 from opbench.domains import DEFAULT
@@ -114,12 +115,20 @@ class _CaseRun:
         self.S, self.R = checker.subject, checker.reference
         self.comparisons: list[Comparison] = []
         self.pairs: list[tuple[Comparison, Any, Any, str, int]] = []  # (comparison, s, r, kind, index)
+        self.pending: list[tuple[Comparison, Any, Any, Tolerance, str]] = []  # device pairs, compared at once
         self.host_inputs: list[np.ndarray] | None = None
         self.host_grads: dict[int, np.ndarray] = {}
         self.device_grads: dict[int, Any] = {}
         self.grad_outputs: list[int] = []
+        self.tensor_inputs: list[inputs_mod.TensorInput] | None = None
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _tensor_inputs(self) -> list[inputs_mod.TensorInput]:
+        """The case's tensors with their domains, worked out once per check."""
+        if self.tensor_inputs is None:
+            self.tensor_inputs = inputs_mod.tensor_inputs(self.case)
+        return self.tensor_inputs
+
     def _side(self, side: str, stage: str, fn: Any, *args: Any) -> Any:
         p = self.S if side == "subject" else self.R
         try:
@@ -165,6 +174,7 @@ class _CaseRun:
             self._compare_outputs(s_flat, r_flat)
             if grads is not None:
                 self._compare_grads(s_call, *grads)
+            self._compare_pending()
         failed = [c for c in self.comparisons if c.passed is False]
         if failed and self.c.settings.float64:
             with timer("reference_run"):
@@ -184,7 +194,7 @@ class _CaseRun:
                 r_call = self._side("reference", "prepare", self.R.prepare, case, seed, self.host_inputs)
             return s_call, r_call
         with timer("input_generation"):
-            r_values = self._side("reference", "inputs", cache.inputs, case, seed)
+            r_values = self._side("reference", "inputs", cache.inputs, case, seed, self._tensor_inputs())
             if inplace:  # an in-place API must not write into cached tensors
                 r_values = [self._clone(self.R, v) for v in r_values]
         with timer("to_device"):
@@ -258,7 +268,7 @@ class _CaseRun:
             self._compare("forward", f"out[{i}]" if len(r_flat) > 1 else "out", s, r, "out", i)
 
     def _compare_grads(self, s_call: PreparedCall, s_grads: list[Any], r_grads: list[Any]) -> None:
-        names = _grad_names(self.case, s_call)
+        names = _grad_names(self._tensor_inputs(), s_call)
         for k, (name, sg, rg) in enumerate(zip(names, s_grads, r_grads, strict=False)):
             if sg is None or rg is None:
                 note = ("no grad on either side" if sg is None and rg is None else
@@ -277,23 +287,29 @@ class _CaseRun:
             self.comparisons.append(Comparison(direction, name, passed=same, note=note))
             return
         s_dt, r_dt = sb.dtype_name(s), rb.dtype_name(r)
-        comp = Comparison(direction, name, dtype=r_dt, shape=list(r.shape), numel=int(np.prod(r.shape)))
+        shape = list(r.shape)
+        comp = Comparison(direction, name, dtype=r_dt, shape=shape, numel=math.prod(shape))
         self.comparisons.append(comp)
-        if list(s.shape) != list(r.shape):
-            comp.passed, comp.note = False, f"shape {list(s.shape)} vs reference {list(r.shape)}"
+        if list(s.shape) != shape:
+            comp.passed, comp.note = False, f"shape {list(s.shape)} vs reference {shape}"
             return
         tol = self.c.settings.tolerances.for_(self.case.api, r_dt)
         comp.atol, comp.rtol = tol.atol, tol.rtol
-        if self.c.cache is not None:
-            figs = device_figures(rb, self._to_reference(s), r, tol)
-        else:
-            figs = host_figures(sb.to_numpy(s), rb.to_numpy(r), tol)
-        comp.mismatches, comp.max_abs, comp.max_rel = figs.mismatches, figs.max_abs, figs.max_rel
-        comp.first_index = list(figs.first_index) if figs.first_index is not None else None
-        comp.passed = figs.mismatches == 0
-        if s_dt != r_dt:
-            comp.passed, comp.note = False, f"dtype {s_dt} vs reference {r_dt}"
         self.pairs.append((comp, s, r, kind, index))
+        dtype_note = f"dtype {s_dt} vs reference {r_dt}" if s_dt != r_dt else ""
+        if self.c.cache is not None:  # on the device, with the case's other pairs (_compare_pending)
+            self.pending.append((comp, self._to_reference(s), r, tol, dtype_note))
+            return
+        _record(comp, host_figures(sb.to_numpy(s), rb.to_numpy(r), tol), dtype_note)
+
+    def _compare_pending(self) -> None:
+        """Every device pair of the case in one batched call (one device-to-host copy)."""
+        if not self.pending:
+            return
+        figs = device_figures_batch(self.R.backend, [(s, r, tol) for _, s, r, tol, _ in self.pending])
+        for (comp, *_, dtype_note), f in zip(self.pending, figs, strict=True):
+            _record(comp, f, dtype_note)
+        self.pending = []
 
     def _third_opinion(self, r_call: PreparedCall, failed: list[Comparison]) -> None:
         """Rerun the reference in float64 on upcast inputs; record each side's distance from it."""
@@ -338,6 +354,15 @@ class _CaseRun:
             c.float64 = {"subject_max_abs": se, "reference_max_abs": re_, "closer": closer}
 
 
+def _record(comp: Comparison, figs: Figures, dtype_note: str) -> None:
+    """Figures into a comparison; a dtype difference fails it whatever the figures."""
+    comp.mismatches, comp.max_abs, comp.max_rel = figs.mismatches, figs.max_abs, figs.max_rel
+    comp.first_index = list(figs.first_index) if figs.first_index is not None else None
+    comp.passed = figs.mismatches == 0 and not dtype_note
+    if dtype_note:
+        comp.note = dtype_note
+
+
 def _grad_seed(seed: int, i: int, shape: tuple[int, ...], dtype: str) -> int:
     key = f"grad|{seed}|{i}|{shape}|{dtype}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
@@ -349,8 +374,8 @@ def _grad_array(shape: tuple[int, ...], dtype: str, seed: int, i: int) -> np.nda
     return inputs_mod.draw(TensorSpec(shape, dtype), DEFAULT, rng)
 
 
-def _grad_names(case: Case, call: PreparedCall) -> list[str]:
-    params = [t.param for t in inputs_mod.tensor_inputs(case)]
+def _grad_names(tensors: list[inputs_mod.TensorInput], call: PreparedCall) -> list[str]:
+    params = [t.param for t in tensors]
     ids = {id(g) for g in call.grad_inputs}
     picked = [params[i] for i, t in enumerate(call.tensors) if id(t) in ids]
     names, seen = [], {}

@@ -1,15 +1,16 @@
 """Comparison figures for one output or grad: max abs/rel error, mismatch count, first bad index.
 
 Two ways to get the same figures: :func:`host_figures` on host arrays (the default, CPU path)
-and :func:`device_figures` through :meth:`Backend.close_figures` on the device (GPU cache
-mode: only the figures are copied back). Either way a mismatch is
+and :func:`device_figures_batch` through :meth:`Backend.close_figures_batch` on the device (GPU
+cache mode: every output and grad of a case at once; only the figures come back, in one copy).
+Either way a mismatch is
 ``|actual - expected| > atol + rtol * |expected|``, NaN equal to NaN, equal infinities equal.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -56,10 +57,14 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         """The record form: unset fields left out (a pair not compared keeps only its note)."""
-        d = asdict(self)
+        d = {f.name: _copy(getattr(self, f.name)) for f in fields(self)}  # asdict() without its deep copy
         if not self.dtype:
             d = {k: d[k] for k in ("direction", "name", "passed", "note")}
         return {k: v for k, v in d.items() if v not in (None, "") or k == "passed"}
+
+
+def _copy(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
 
 
 def _work_array(a: np.ndarray) -> np.ndarray:
@@ -102,6 +107,13 @@ def _max(a: np.ndarray) -> float:
 def device_figures(backend: Any, actual: Any, expected: Any, tol: Tolerance) -> Figures:
     """Figures computed on the device of ``backend`` (both tensors are of its framework)."""
     return Figures(*backend.close_figures(actual, expected, tol.atol, tol.rtol))
+
+
+def device_figures_batch(backend: Any, pairs: list[tuple[Any, Any, Tolerance]]) -> list[Figures]:
+    """:func:`device_figures` of every ``(actual, expected, tolerance)`` of a case in one backend call:
+    the figures stay on the device until all are computed, then come back in one copy."""
+    got = backend.close_figures_batch([(a, e, tol.atol, tol.rtol) for a, e, tol in pairs])
+    return [Figures(*f) for f in got]
 
 
 def max_abs_error(actual: np.ndarray, truth: np.ndarray) -> float:

@@ -52,10 +52,11 @@ class DeviceCache:
                 self.bytes -= n
         return value
 
-    def inputs(self, case: Case, seed: int) -> list[Any]:
-        """One device tensor per tensor of the case, in :meth:`Case.tensors` order."""
+    def inputs(self, case: Case, seed: int, tensors: list[inputs_mod.TensorInput] | None = None) -> list[Any]:
+        """One device tensor per tensor of the case, in :meth:`Case.tensors` order (``tensors``: the
+        case's :func:`opbench.inputs.tensor_inputs`, when the caller has them already)."""
         out = []
-        for ordinal, t in enumerate(inputs_mod.tensor_inputs(case)):
+        for ordinal, t in enumerate(inputs_mod.tensor_inputs(case) if tensors is None else tensors):
             tseed = inputs_mod.tensor_seed(seed, ordinal, t.spec, t.domain)
             key = ("input", t.spec.shape, t.spec.dtype, t.domain, t.index_size, tseed)
             out.append(self.get(key, t.spec.nbytes,

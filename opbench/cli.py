@@ -59,11 +59,10 @@ def _cmd_env(args: argparse.Namespace) -> int:
 
 
 def _cmd_cases(args: argparse.Namespace) -> int:
+    from opbench.backends import default_device, free_memory
     from opbench.cases import check_memory, resolve
     from opbench.cases.model import ConfigError
     from opbench.mapping import is_mapped
-
-    from opbench.backends import default_device, free_memory
 
     try:
         found = resolve(args.cases, None, unknown_dim=args.unknown_dim)

@@ -288,3 +288,9 @@ class Backend(ABC):
         first mismatching index or None), where a mismatch is ``|a - e| > atol + rtol * |e|``
         (NaN equals NaN). Only these few numbers leave the device (the accuracy checker's GPU mode)."""
         raise NotImplementedError(f"{self.name}: on-device comparison is not implemented")
+
+    def close_figures_batch(self, pairs: Sequence[tuple[Any, Any, float, float]]
+                            ) -> list[tuple[int, float, float, tuple[int, ...] | None]]:
+        """:meth:`close_figures` of each ``(actual, expected, atol, rtol)``, in order. A backend may
+        keep every pair's figures on the device and copy them to the host once (PyTorch does)."""
+        return [self.close_figures(a, e, atol, rtol) for a, e, atol, rtol in pairs]
