@@ -42,6 +42,11 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "short_rows": ([4096, 1], [4096, 3], [3]),
     "scalar_tensor_dw": ([300, 1000], [300, 1000], [1]),
     "leading": ([3, 64, 64], [4, 3, 64, 64], [64]),
+    # dw (kept dims innermost) and a second reduced gradient summed in the same pass
+    "fused_dx_dw": ([5, 1, 1, 1], [5, 3, 7, 12], [3, 1, 12]),
+    "fused_dy_dw": ([5, 3, 7, 12], [5, 1, 1, 1], [3, 1, 12]),
+    "fused_two_dims": ([4, 1, 6, 1], [4, 3, 6, 8], [3, 1, 8]),
+    "fused_many_slices": ([64, 1, 1, 1], [64, 2, 96, 160], [2, 1, 160]),
 }
 
 

@@ -2,18 +2,25 @@
 //
 // Element types: float, double, __half, __nv_bfloat16 (the last two computed
 // in float). Accumulation in float (double for double). Tensors contiguous,
-// raw pointers, every launch on the caller's stream. Paths, chosen on the host
-// from the shapes:
-//   contig : x, y (and a full weight) have the output's shape; the weight is
-//            an attribute or a one-element tensor read once into a register.
-//            One fused pass, 128-bit loads/stores when aligned, scalar tail.
-//   gen_r  : broadcasting; the dims a gradient is reduced over are innermost.
-//            One block per (kept index, slice of the reduced range) reduces in
-//            registers + shared memory; full-size outputs written on the way.
-//   gen_k  : broadcasting; the kept dims are innermost (column-like sums).
-//            One thread per (kept index, slice of the reduced range).
+// raw pointers, every launch on the caller's stream, 256-thread blocks.
+// Paths, chosen on the host from the shapes (docs/ops/lerp-design.md):
+//   contig    : x, y (and a full weight) have the output's shape; the weight
+//               is an attribute or a one-element tensor read once. One fused
+//               pass, 128-bit loads/stores when aligned, scalar tail; 1, 2 or
+//               4 packs per thread (one wave for small tensors).
+//   bcast fwd : forward with broadcasting: one pack per thread, offsets from
+//               one index decomposition per pack (broadcast inputs only).
+//   gen_r     : backward; the dims a gradient is reduced over are innermost.
+//               One block per (kept index, slice of the reduced range) reduces
+//               in registers + shared memory; full-size outputs written on the
+//               way.
+//   gen_k     : backward; the kept dims are innermost (column-like sums).
+//               One thread per (kept pack, slice of the reduced range), or
+//               several per kept pack when there are few; may also sum a
+//               second reduced gradient that is constant per block (fusion).
 // A reduction that needs more than one block per output element writes
-// per-slice partials to a small workspace, summed in a second tiny pass.
+// per-slice partials to a small workspace, summed in fixed order by one
+// second tiny launch (finalize, both gradients at once). No float atomics.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -23,6 +30,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,20 +78,6 @@ template <typename T, int VEC>
 struct alignas(sizeof(T) * VEC) Pack {
   T v[VEC];
 };
-
-// VEC values from p[off..off+VEC), or p[off] repeated when `bcast`.
-template <typename T, int VEC, typename A, typename I>
-__device__ __forceinline__ void load_pack(const T* __restrict__ p, I off, bool bcast, A (&o)[VEC]) {
-  if (VEC == 1 || bcast) {
-    A v = cvt_in(p[off]);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) o[k] = v;
-  } else {
-    Pack<T, VEC> pk = *reinterpret_cast<const Pack<T, VEC>*>(p + off);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) o[k] = cvt_in(pk.v[k]);
-  }
-}
 
 template <typename T, int VEC, typename A, typename I>
 __device__ __forceinline__ void store_pack(T* __restrict__ p, I off, const A (&v)[VEC]) {
@@ -141,116 +136,132 @@ __device__ __forceinline__ A block_sum(A v) {
   return v;
 }
 
-// ---------------------------------------------------------------- contig --
-// wmode: 0 attribute scalar, 1 one-element tensor (read once), 2 full tensor.
-// Each thread handles U packs per step, all loads issued before the stores.
-// U = 1 measured best on an H200 (U = 2/4 made bf16 8192x8192 forward ~15%
-// slower, no gain elsewhere): a full grid already keeps enough loads in flight.
-template <typename T>
-__host__ __device__ constexpr int unroll_of() {
-  return 1;
+// ------------------------------------------------------------------ flat --
+// Every kernel runs 256-thread blocks.
+constexpr int kThreads = 256;
+
+// Raw 16-byte (VEC-element) loads kept unconverted until use (4 registers
+// per pack for every dtype); a broadcast operand is one element in v[0].
+template <typename T, int VEC, typename I>
+__device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bcast, Pack<T, VEC>& o) {
+  if (VEC == 1 || bcast) {
+    o.v[0] = p[off];
+  } else {
+    o = *reinterpret_cast<const Pack<T, VEC>*>(p + off);
+  }
 }
 
 template <typename T, int VEC>
-__global__ void __launch_bounds__(256)
+__device__ __forceinline__ typename Acc<T>::type raw_at(const Pack<T, VEC>& o, bool bcast, int k) {
+  return cvt_in(bcast ? o.v[0] : o.v[k]);
+}
+
+// contig: x, y (and a full weight) have the output's shape. wmode: 0
+// attribute scalar, 1 one-element tensor (read once), 2 full tensor.
+// Block b owns packs [b*256*U, (b+1)*256*U) (thread t: packs t, t+256, ...),
+// grid-stride beyond that; all U packs' loads are issued before any store.
+// U > 1 only for tensors of 1-4 waves of one-pack-per-thread blocks, so that
+// the grid is a single wave with more bytes in flight per thread (see
+// packs_per_thread()); scalar tail.
+template <typename T, int VEC, int U>
+__global__ void __launch_bounds__(kThreads)
     fwd_contig_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w, int wmode,
                       typename Acc<T>::type wsc, T* __restrict__ out, int64_t n) {
   using A = typename Acc<T>::type;
-  constexpr int kUnroll = unroll_of<T>();
   const A wr = wmode == 1 ? cvt_in(w[0]) : wsc;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool wfull = wmode == 2;
   const int64_t nv = n / VEC;
-  for (int64_t base = tid; base < nv; base += stride * kUnroll) {
-    A xv[kUnroll][VEC], yv[kUnroll][VEC], wv[kUnroll][VEC];
+  const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads * U);
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * (kThreads * U) + threadIdx.x; base < nv; base += step) {
+    Pack<T, VEC> xp[U], yp[U], wp[U];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t i = base + u * stride;
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = base + u * kThreads;
       if (i < nv) {
-        load_pack<T, VEC>(x, i * VEC, false, xv[u]);
-        load_pack<T, VEC>(y, i * VEC, false, yv[u]);
-        if (wmode == 2) {
-          load_pack<T, VEC>(w, i * VEC, false, wv[u]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) wv[u][k] = wr;
-        }
+        load_raw<T, VEC>(x, i * VEC, false, xp[u]);
+        load_raw<T, VEC>(y, i * VEC, false, yp[u]);
+        if (wfull) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t i = base + u * stride;
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = base + u * kThreads;
       if (i < nv) {
         A o[VEC];
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) o[k] = lerp_value<A>(xv[u][k], yv[u][k], wv[u][k]);
+        for (int k = 0; k < VEC; ++k)
+          o[k] = lerp_value<A>(cvt_in(xp[u].v[k]), cvt_in(yp[u].v[k]), wfull ? cvt_in(wp[u].v[k]) : wr);
         store_pack<T, VEC>(out, i * VEC, o);
       }
     }
   }
-  for (int64_t i = nv * VEC + tid; i < n; i += stride) {
-    A wv = wmode == 2 ? cvt_in(w[i]) : wr;
+  const int64_t tstride = static_cast<int64_t>(gridDim.x) * kThreads;
+  for (int64_t i = nv * VEC + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += tstride) {
+    A wv = wfull ? cvt_in(w[i]) : wr;
     out[i] = cvt_out<T>(lerp_value<A>(cvt_in(x[i]), cvt_in(y[i]), wv));
   }
 }
 
-template <typename T, int VEC>
-__global__ void __launch_bounds__(256)
+// DW: also dw = dout * (y - x) (full-size weight gradient; reads x and y).
+template <typename T, int VEC, int U, bool DW>
+__global__ void __launch_bounds__(kThreads)
     bwd_contig_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ y,
                       const T* __restrict__ w, int wmode, typename Acc<T>::type wsc, T* __restrict__ dx,
                       T* __restrict__ dy, T* __restrict__ dw, int64_t n) {
   using A = typename Acc<T>::type;
-  constexpr int kUnroll = unroll_of<T>();
   const A wr = wmode == 1 ? cvt_in(w[0]) : wsc;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool wfull = wmode == 2;
   const int64_t nv = n / VEC;
-  for (int64_t base = tid; base < nv; base += stride * kUnroll) {
-    A gv[kUnroll][VEC], wv[kUnroll][VEC];
+  const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads * U);
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * (kThreads * U) + threadIdx.x; base < nv; base += step) {
+    Pack<T, VEC> gp[U], wp[U], xp[DW ? U : 1], yp[DW ? U : 1];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t i = base + u * stride;
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = base + u * kThreads;
       if (i < nv) {
-        load_pack<T, VEC>(g, i * VEC, false, gv[u]);
-        if (wmode == 2) {
-          load_pack<T, VEC>(w, i * VEC, false, wv[u]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) wv[u][k] = wr;
+        load_raw<T, VEC>(g, i * VEC, false, gp[u]);
+        if (wfull) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
+        if (DW) {
+          load_raw<T, VEC>(x, i * VEC, false, xp[DW ? u : 0]);
+          load_raw<T, VEC>(y, i * VEC, false, yp[DW ? u : 0]);
         }
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t i = base + u * stride;
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = base + u * kThreads;
       if (i >= nv) continue;
-      A o[VEC];
+      A gv[VEC], wv[VEC], o[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        gv[k] = cvt_in(gp[u].v[k]);
+        wv[k] = wfull ? cvt_in(wp[u].v[k]) : wr;
+      }
       if (dx) {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) o[k] = gv[u][k] * (A(1) - wv[u][k]);
+        for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - wv[k]);
         store_pack<T, VEC>(dx, i * VEC, o);
       }
       if (dy) {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) o[k] = gv[u][k] * wv[u][k];
+        for (int k = 0; k < VEC; ++k) o[k] = gv[k] * wv[k];
         store_pack<T, VEC>(dy, i * VEC, o);
       }
-      if (dw) {
-        A xv[VEC], yv[VEC];
-        load_pack<T, VEC>(x, i * VEC, false, xv);
-        load_pack<T, VEC>(y, i * VEC, false, yv);
+      if (DW) {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) o[k] = gv[u][k] * (yv[k] - xv[k]);
+        for (int k = 0; k < VEC; ++k)
+          o[k] = gv[k] * (cvt_in(yp[DW ? u : 0].v[k]) - cvt_in(xp[DW ? u : 0].v[k]));
         store_pack<T, VEC>(dw, i * VEC, o);
       }
     }
   }
-  for (int64_t i = nv * VEC + tid; i < n; i += stride) {
+  const int64_t tstride = static_cast<int64_t>(gridDim.x) * kThreads;
+  for (int64_t i = nv * VEC + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += tstride) {
     A gv = cvt_in(g[i]);
-    A wv = wmode == 2 ? cvt_in(w[i]) : wr;
+    A wv = wfull ? cvt_in(w[i]) : wr;
     if (dx) dx[i] = cvt_out<T>(gv * (A(1) - wv));
     if (dy) dy[i] = cvt_out<T>(gv * wv);
-    if (dw) dw[i] = cvt_out<T>(gv * (cvt_in(y[i]) - cvt_in(x[i])));
+    if (DW) dw[i] = cvt_out<T>(gv * (cvt_in(y[i]) - cvt_in(x[i])));
   }
 }
 
@@ -269,117 +280,149 @@ struct GenArgs {
   T* tgt = nullptr;                          // reduced gradient (when P == 1)
   typename Acc<T>::type* ws = nullptr;       // partials [P, M] (when P > 1)
   int target = -1;                           // kX, kY, kW or -1
+  // gen_k only: a second reduced gradient that is constant over the kept dims
+  // and over each slice of the reduced range: one partial per block.
+  int target2 = -1;
+  typename Acc<T>::type* ws2 = nullptr;      // [P, gridDim.x] block partials
+  int64_t* key2 = nullptr;                   // [P] target2 index of each slice
+  T* tgt2 = nullptr;                         // target2's gradient
   int P = 1;
   int64_t chunk = 0;
+  int subs = 1;          // gen_k: threads per kept group (> 1 when the groups fill under half a block)
   unsigned mask = 0xfu;  // tensors whose offsets are needed (bit kOut, kX, kY, kW)
 };
 
-// Values loaded for one position (VEC consecutive along the innermost dim).
-// Forward: a0 = x, a1 = y; backward: a0 = dout.
+// forward with broadcasting: out is contiguous (offset = position); the
+// offsets of x, y, w (bits of a.mask: the broadcast ones that are not a
+// single element) come from one index decomposition per pack over the
+// collapsed dims (32-bit magic-number divisions when I = int32_t). One pack
+// per thread, grid-stride.
+template <typename T, int VEC, typename I>
+__global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs<T> a, int64_t nv) {
+  using A = typename Acc<T>::type;
+  const int nd = lay.nk + lay.nr;
+  const int inner = nd - 1;
+  const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
+  const bool bw = a.w != nullptr && lay.stride[kW][inner] == 0;
+  const A wsc = static_cast<A>(a.wsc);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; p < nv; p += step) {
+    const I e = static_cast<I>(p * VEC);
+    I off[kNumT];
+    decompose_dev<I>(lay, 0, nd, e, a.mask, off);
+    const I ox = (a.mask & (1u << kX)) ? off[kX] : (bx ? I(0) : e);
+    const I oy = (a.mask & (1u << kY)) ? off[kY] : (by ? I(0) : e);
+    Pack<T, VEC> xp, yp, wp;
+    load_raw<T, VEC>(a.x, ox, bx, xp);
+    load_raw<T, VEC>(a.y, oy, by, yp);
+    if (a.w) {
+      const I ow = (a.mask & (1u << kW)) ? off[kW] : (bw ? I(0) : e);
+      load_raw<T, VEC>(a.w, ow, bw, wp);
+    }
+    A o[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      o[k] = lerp_value<A>(raw_at<T, VEC>(xp, bx, k), raw_at<T, VEC>(yp, by, k),
+                           a.w ? raw_at<T, VEC>(wp, bw, k) : wsc);
+    store_pack<T, VEC>(a.out, e, o);
+  }
+}
+
+// Raw values loaded for one position (VEC consecutive along the innermost
+// dim): dout, the weight, and x, y when a weight gradient is needed.
 template <typename T, int VEC>
 struct Vals {
-  typename Acc<T>::type a0[VEC], a1[VEC], w[VEC];
+  Pack<T, VEC> g, w, x, y;
 };
 
-// Positions handled per batch: all loads of a batch are issued before any
-// use. 1 measured best on an H200: batches of 2-4 raised register use to
-// ~100 and cost more in occupancy than they gained in loads in flight.
-template <int VEC>
-__host__ __device__ constexpr int batch_of() {
-  return 1;
-}
-
-template <typename T, int VEC, bool FWD, typename I>
+template <typename T, int VEC, bool XY, typename I>
 __device__ __forceinline__ void load_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
                                           Vals<T, VEC>& v) {
-  using A = typename Acc<T>::type;
-  if (a.w) {
-    load_pack<T, VEC>(a.w, o[kW], lay.stride[kW][inner] == 0, v.w);
-  } else {
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) v.w[k] = static_cast<A>(a.wsc);
-  }
-  if (FWD) {
-    load_pack<T, VEC>(a.x, o[kX], lay.stride[kX][inner] == 0, v.a0);
-    load_pack<T, VEC>(a.y, o[kY], lay.stride[kY][inner] == 0, v.a1);
-  } else {
-    load_pack<T, VEC>(a.g, o[kOut], false, v.a0);
+  if (a.w) load_raw<T, VEC>(a.w, o[kW], lay.stride[kW][inner] == 0, v.w);
+  load_raw<T, VEC>(a.g, o[kOut], false, v.g);
+  if (XY) {
+    load_raw<T, VEC>(a.x, o[kX], lay.stride[kX][inner] == 0, v.x);
+    load_raw<T, VEC>(a.y, o[kY], lay.stride[kY][inner] == 0, v.y);
   }
 }
 
-template <typename T, int VEC, bool FWD, typename I>
+// One gradient's values for a position: store the full-size one, add to the
+// reduced target's accumulators (per lane), or to target2's (one sum).
+template <typename T, int VEC, typename I>
+__device__ __forceinline__ void emit(const GenArgs<T>& a, int t, T* full, I off, const typename Acc<T>::type (&r)[VEC],
+                                     typename Acc<T>::type (&contrib)[VEC], typename Acc<T>::type& acc2) {
+  if (full) store_pack<T, VEC>(full, off, r);
+  if (a.target == t) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) contrib[k] += r[k];
+  }
+  if (a.target2 == t) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) acc2 += r[k];
+  }
+}
+
+template <typename T, int VEC, bool XY, typename I>
 __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
-                                         const Vals<T, VEC>& v, typename Acc<T>::type (&contrib)[VEC]) {
+                                         const Vals<T, VEC>& v, typename Acc<T>::type (&contrib)[VEC],
+                                         typename Acc<T>::type& acc2) {
   using A = typename Acc<T>::type;
-  A r[VEC];
-  if (FWD) {
+  A r[VEC], g[VEC], w[VEC];
+  const bool bw = lay.stride[kW][inner] == 0;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) r[k] = lerp_value<A>(v.a0[k], v.a1[k], v.w[k]);
-    store_pack<T, VEC>(a.out, o[kOut], r);
-    return;
+  for (int k = 0; k < VEC; ++k) {
+    g[k] = cvt_in(v.g.v[k]);
+    w[k] = a.w ? raw_at<T, VEC>(v.w, bw, k) : static_cast<A>(a.wsc);
   }
-  if (a.dx || a.target == kX) {
+  if (a.dx || a.target == kX || a.target2 == kX) {
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) r[k] = v.a0[k] * (A(1) - v.w[k]);
-    if (a.dx) store_pack<T, VEC>(a.dx, o[kOut], r);
-    if (a.target == kX) {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) contrib[k] += r[k];
-    }
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (A(1) - w[k]);
+    emit<T, VEC, I>(a, kX, a.dx, o[kOut], r, contrib, acc2);
   }
-  if (a.dy || a.target == kY) {
+  if (a.dy || a.target == kY || a.target2 == kY) {
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) r[k] = v.a0[k] * v.w[k];
-    if (a.dy) store_pack<T, VEC>(a.dy, o[kOut], r);
-    if (a.target == kY) {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) contrib[k] += r[k];
-    }
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * w[k];
+    emit<T, VEC, I>(a, kY, a.dy, o[kOut], r, contrib, acc2);
   }
-  if (a.dw || a.target == kW) {
-    A xv[VEC], yv[VEC];
-    load_pack<T, VEC>(a.x, o[kX], lay.stride[kX][inner] == 0, xv);
-    load_pack<T, VEC>(a.y, o[kY], lay.stride[kY][inner] == 0, yv);
+  if (XY) {
+    const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) r[k] = v.a0[k] * (yv[k] - xv[k]);
-    if (a.dw) store_pack<T, VEC>(a.dw, o[kOut], r);
-    if (a.target == kW) {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) contrib[k] += r[k];
-    }
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (raw_at<T, VEC>(v.y, by, k) - raw_at<T, VEC>(v.x, bx, k));
+    emit<T, VEC, I>(a, kW, a.dw, o[kOut], r, contrib, acc2);
   }
 }
 
 // Positions r = start, start + step, ... < end over the reduced dims, offset
-// by the kept-dims offsets `ok`; batched loads, then use.
-template <typename T, int VEC, bool FWD, typename I>
+// by the kept-dims offsets `ok`; B positions per batch, all loads of a batch
+// issued before any use.
+template <typename T, int VEC, int B, bool XY, typename I>
 __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a, int inner, const I (&ok)[kNumT],
-                                          I start, I end, I step, typename Acc<T>::type (&acc)[VEC]) {
-  constexpr int U = batch_of<VEC>();
+                                          I start, I end, I step, typename Acc<T>::type (&acc)[VEC],
+                                          typename Acc<T>::type& acc2) {
   const int rlo = lay.nk, rhi = lay.nk + lay.nr;
-  for (I r = start; r < end; r += step * U) {
-    I o[U][kNumT];
-    Vals<T, VEC> v[U];
+  for (I r = start; r < end; r += step * B) {
+    I o[B][kNumT];
+    Vals<T, VEC> v[B];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
+    for (int u = 0; u < B; ++u) {
       const I ru = r + u * step;
       if (ru < end) {
         decompose_dev<I>(lay, rlo, rhi, ru, a.mask, o[u]);
 #pragma unroll
         for (int t = 0; t < kNumT; ++t) o[u][t] += ok[t];
-        load_vals<T, VEC, FWD>(lay, a, inner, o[u], v[u]);
+        load_vals<T, VEC, XY, I>(lay, a, inner, o[u], v[u]);
       }
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (r + u * step < end) use_vals<T, VEC, FWD>(lay, a, inner, o[u], v[u], acc);
+    for (int u = 0; u < B; ++u) {
+      if (r + u * step < end) use_vals<T, VEC, XY, I>(lay, a, inner, o[u], v[u], acc, acc2);
     }
   }
 }
 
-// Reduced dims innermost: grid (P slices of L, kept indices j).
-template <typename T, int VEC, bool FWD, typename I>
-__global__ void __launch_bounds__(256) gen_r_kernel(Layout lay, GenArgs<T> a) {
+// Backward, reduced dims innermost: grid (P slices of L, kept indices j).
+template <typename T, int VEC, int B, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> a) {
   using A = typename Acc<T>::type;
   const int inner = lay.nk + lay.nr - 1;
   for (int64_t j = blockIdx.y; j < lay.M; j += gridDim.y) {
@@ -390,9 +433,10 @@ __global__ void __launch_bounds__(256) gen_r_kernel(Layout lay, GenArgs<T> a) {
     A acc[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-    run_range<T, VEC, FWD, I>(lay, a, inner, ok, static_cast<I>(r0 + static_cast<int64_t>(threadIdx.x) * VEC),
-                              static_cast<I>(r1), static_cast<I>(blockDim.x) * VEC, acc);
-    if (!FWD && a.target >= 0) {
+    A acc2 = A(0);
+    run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + static_cast<int64_t>(threadIdx.x) * VEC),
+                            static_cast<I>(r1), static_cast<I>(kThreads * VEC), acc, acc2);
+    if (a.target >= 0) {
       A s = A(0);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) s += acc[k];
@@ -408,58 +452,133 @@ __global__ void __launch_bounds__(256) gen_r_kernel(Layout lay, GenArgs<T> a) {
   }
 }
 
-// Kept dims innermost: thread per VEC kept indices, grid.y = P slices of L.
-template <typename T, int VEC, typename I>
-__global__ void __launch_bounds__(256) gen_k_kernel(Layout lay, GenArgs<T> a) {
+// Backward, kept dims innermost: thread per VEC kept indices, grid.y = P
+// slices of L. a.subs > 1 (few kept indices: every block covers all of
+// them): thread t handles group t % G, positions r0 + t / G + k * subs of
+// its slice, and the subs partial sums of a group are added in fixed order
+// through shared memory. With a.target2: that gradient's per-block sum goes
+// to ws2[blockIdx.y * gridDim.x + blockIdx.x] and the slice's target2 index
+// to key2[blockIdx.y].
+template <typename T, int VEC, int B, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> a) {
   using A = typename Acc<T>::type;
   const int inner = lay.nk - 1;
   const int64_t ngroups = lay.M / VEC;
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.chunk;
   const int64_t r1 = (r0 + a.chunk < lay.L) ? r0 + a.chunk : lay.L;
-  for (int64_t jg = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; jg < ngroups;
-       jg += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t j = jg * VEC;
-    I ok[kNumT];
-    decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+  A acc2 = A(0);
+  if (a.subs > 1) {
+    __shared__ A part[kThreads * VEC];
+    const int ng = static_cast<int>(ngroups);
+    const int sub = static_cast<int>(threadIdx.x) / ng;
+    const int gl = static_cast<int>(threadIdx.x) - sub * ng;
+    const int64_t j = static_cast<int64_t>(gl) * VEC;
     A acc[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-    run_range<T, VEC, false, I>(lay, a, inner, ok, static_cast<I>(r0), static_cast<I>(r1), I(1), acc);
-    if (a.P == 1) {
-      store_pack<T, VEC>(a.tgt, j, acc);
-    } else {
+    if (sub < a.subs) {
+      I ok[kNumT];
+      decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+      run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
+                                  static_cast<I>(a.subs), acc, acc2);
+    }
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+    for (int k = 0; k < VEC; ++k) part[threadIdx.x * VEC + k] = acc[k];
+    __syncthreads();
+    if (sub == 0) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+      for (int q = 0; q < a.subs; ++q) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] += part[(q * ng + gl) * VEC + k];
+      }
+      if (a.P == 1) {
+        store_pack<T, VEC>(a.tgt, j, acc);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+      }
+    }
+  } else {
+    for (int64_t jg = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; jg < ngroups;
+         jg += static_cast<int64_t>(gridDim.x) * kThreads) {
+      const int64_t j = jg * VEC;
+      I ok[kNumT];
+      decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+      A acc[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+      run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0), static_cast<I>(r1), I(1), acc, acc2);
+      if (a.P == 1) {
+        store_pack<T, VEC>(a.tgt, j, acc);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+      }
+    }
+  }
+  if (a.target2 >= 0) {
+    const A s = block_sum(acc2);
+    if (threadIdx.x == 0) {
+      a.ws2[static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = s;
+      if (blockIdx.x == 0) {
+        int64_t off[kNumT];
+        decompose_dev<int64_t>(lay, lay.nk, lay.nk + lay.nr, r0, 1u << a.target2, off);
+        a.key2[blockIdx.y] = off[a.target2];
+      }
     }
   }
 }
 
+// Fixed-order sums of partials into a reduced gradient. mode 1: thread per
+// target, ws [P, M]; 2: warp per target (lanes split P), ws [P, M]; 3: warp
+// per target over ws [P, G] where slice p belongs to target keys[p].
 template <typename T>
-__global__ void __launch_bounds__(256)
-    finalize_kernel(const typename Acc<T>::type* __restrict__ ws, int P, int64_t M, T* __restrict__ tgt) {
+struct FinJob {
+  const typename Acc<T>::type* ws = nullptr;
+  const int64_t* keys = nullptr;
+  int64_t P = 0, M = 0, G = 1;
+  T* tgt = nullptr;
+  int mode = 0;
+  int64_t blocks = 0;
+};
+
+template <typename T>
+__device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
   using A = typename Acc<T>::type;
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < M;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  if (j.mode == 1) {
+    for (int64_t m = bid * kThreads + threadIdx.x; m < j.M; m += j.blocks * kThreads) {
+      A s = A(0);
+      for (int64_t p = 0; p < j.P; ++p) s += j.ws[p * j.M + m];
+      j.tgt[m] = cvt_out<T>(s);
+    }
+    return;
+  }
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = j.blocks * (kThreads / 32);
+  for (int64_t m = bid * (kThreads / 32) + (threadIdx.x >> 5); m < j.M; m += warps) {
     A s = A(0);
-    for (int p = 0; p < P; ++p) s += ws[static_cast<int64_t>(p) * M + j];
-    tgt[j] = cvt_out<T>(s);
+    if (j.mode == 2) {
+      for (int64_t p = lane; p < j.P; p += 32) s += j.ws[p * j.M + m];
+    } else {
+      for (int64_t p = lane; p < j.P; p += 32) {
+        if (j.keys[p] != m) continue;
+        for (int64_t q = 0; q < j.G; ++q) s += j.ws[p * j.G + q];
+      }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0) j.tgt[m] = cvt_out<T>(s);
   }
 }
 
-// Few targets, many partials: one warp per target, lanes split the partials
-// (fixed order, so the result is deterministic).
+// Up to two finalize jobs in one launch: blocks [0, a.blocks) run a, the rest b.
 template <typename T>
-__global__ void __launch_bounds__(256)
-    finalize_warp_kernel(const typename Acc<T>::type* __restrict__ ws, int P, int64_t M, T* __restrict__ tgt) {
-  using A = typename Acc<T>::type;
-  const int lane = threadIdx.x & 31;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x >> 5);
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); j < M; j += warps) {
-    A s = A(0);
-    for (int p = lane; p < P; p += 32) s += ws[static_cast<int64_t>(p) * M + j];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if (lane == 0) tgt[j] = cvt_out<T>(s);
+__global__ void __launch_bounds__(kThreads) finalize_kernel(FinJob<T> a, FinJob<T> b) {
+  if (static_cast<int64_t>(blockIdx.x) < a.blocks) {
+    fin_run<T>(a, blockIdx.x);
+  } else {
+    fin_run<T>(b, static_cast<int64_t>(blockIdx.x) - a.blocks);
   }
 }
 
@@ -481,15 +600,51 @@ inline int sm_count() {
   return n;
 }
 
-// Block cap for the grid-stride contig kernels: SMs x LERP_BLOCKS_PER_SM
-// (default 0 = no cap, one pack per thread: measured 4-6% faster than a
-// 16-blocks-per-SM cap on bf16/f32 8192x8192, H200). Read once.
+// Resident 256-thread blocks per SM for a kernel (cached per kernel).
+inline int blocks_per_sm(const void* kernel) {
+  static std::mutex mu;
+  static std::map<const void*, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(kernel);
+  if (it != cache.end()) return it->second;
+  int nb = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, kThreads, 0), "cudaOccupancy");
+  nb = nb > 0 ? nb : 1;
+  cache[kernel] = nb;
+  return nb;
+}
+
+// Blocks in one wave of a kernel.
+inline int64_t wave_of(const void* kernel) { return int64_t(sm_count()) * blocks_per_sm(kernel); }
+
+inline int env_int(const char* name, int dflt) {
+  const char* e = std::getenv(name);
+  return e ? std::atoi(e) : dflt;
+}
+
+// Block cap for the grid-stride flat kernels: SMs x LERP_BLOCKS_PER_SM
+// (default 0 = no cap). Read once.
 inline int64_t grid_cap() {
-  static const int per_sm = [] {
-    const char* e = std::getenv("LERP_BLOCKS_PER_SM");
-    return e ? std::atoi(e) : 0;
-  }();
+  static const int per_sm = env_int("LERP_BLOCKS_PER_SM", 0);
   return per_sm > 0 ? int64_t(sm_count()) * per_sm : (int64_t(1) << 30);
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Packs per thread of the contig kernels: 1 while one pack per thread fits
+// in one wave (wave[0] blocks) or the tensor is large (> 4 such waves: one
+// pack per thread measured best there); otherwise the smallest U in {2, 4}
+// whose grid fits in one wave of that kernel (wave[1], wave[2]), so that all
+// of a thread's loads are in flight at once and no block waits for a second
+// wave; 1 if none fits. LERP_PACKS=1, 2 or 4 forces U (read once).
+inline int packs_per_thread(int64_t packs, const int64_t (&wave)[3]) {
+  static const int forced = env_int("LERP_PACKS", 0);
+  if (forced == 1 || forced == 2 || forced == 4) return forced;
+  const int64_t b1 = ceil_div(packs, kThreads);
+  if (b1 <= wave[0] || b1 > 4 * wave[0]) return 1;
+  if (ceil_div(packs, int64_t(kThreads) * 2) <= wave[1]) return 2;
+  if (ceil_div(packs, int64_t(kThreads) * 4) <= wave[2]) return 4;
+  return 1;
 }
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
@@ -514,8 +669,6 @@ inline bool vec_ok(const Layout& lay, int inner, int vec, const bool (&used)[kNu
   return true;
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Largest offset tensor t reaches over the layout.
 inline int64_t max_offset(const Layout& lay, int t) {
   int64_t m = 0;
@@ -523,122 +676,289 @@ inline int64_t max_offset(const Layout& lay, int t) {
   return m;
 }
 
+// Every index and offset of the layout below 2^31 (with headroom for steps)?
+inline bool small_layout(const Layout& lay) {
+  const int64_t lim = (int64_t(1) << 31) - (int64_t(1) << 20);
+  bool small = lay.M < lim && lay.L < lim && lay.M * lay.L < lim;
+  for (int i = 0; i < lay.nk + lay.nr; ++i) small = small && lay.size[i] < (int64_t(1) << 31);
+  for (int t = 0; t < kNumT; ++t) small = small && max_offset(lay, t) < (int64_t(1) << 31) - 16;
+  return small;
+}
+
 template <typename T>
 __host__ __device__ constexpr int vec_of() {
   return static_cast<int>(16 / sizeof(T));
 }
 
+template <typename T, bool FWD, int VEC, int U>
+void contig_launch(int64_t blocks, const T* a0, const T* x, const T* y, const T* w, int wmode, double wsc, T* o0,
+                   T* o1, T* o2, int64_t n, cudaStream_t stream) {
+  using A = typename Acc<T>::type;
+  if (FWD) {
+    fwd_contig_kernel<T, VEC, U><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, static_cast<A>(wsc), o0, n);
+  } else if (o2) {
+    bwd_contig_kernel<T, VEC, 1, true><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, static_cast<A>(wsc),
+                                                                         o0, o1, o2, n);
+  } else {
+    bwd_contig_kernel<T, VEC, U, false><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, static_cast<A>(wsc),
+                                                                          o0, o1, o2, n);
+  }
+}
+
 template <typename T, bool FWD>
 void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, double wsc, T* o0, T* o1, T* o2,
                    int64_t n, cudaStream_t stream) {
-  using A = typename Acc<T>::type;
   constexpr int V = vec_of<T>();
   bool al = aligned16(a0) && aligned16(o0) && aligned16(o1) && aligned16(o2) && (wmode != 2 || aligned16(w));
   if (FWD) al = al && aligned16(x) && aligned16(y);
   if (!FWD && o2) al = al && aligned16(x) && aligned16(y);
-  const int64_t work = ceil_div(al ? ceil_div(n, V) : n, unroll_of<T>());
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(work, 256), grid_cap()));
-  if (FWD) {
-    if (al) {
-      fwd_contig_kernel<T, V><<<blocks, 256, 0, stream>>>(x, y, w, wmode, static_cast<A>(wsc), o0, n);
-    } else {
-      fwd_contig_kernel<T, 1><<<blocks, 256, 0, stream>>>(x, y, w, wmode, static_cast<A>(wsc), o0, n);
-    }
+  if (!al) {  // rare: scalar loads, one element per thread
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(n, kThreads), grid_cap()));
+    contig_launch<T, FWD, 1, 1>(blocks, a0, x, y, w, wmode, wsc, o0, o1, o2, n, stream);
+    check_cuda(cudaGetLastError(), "contig kernel launch");
+    return;
+  }
+  const int64_t packs = std::max<int64_t>(1, n / V);
+  const int64_t wave[3] = {
+      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 1>)
+                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 1, false>)),
+      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 2>)
+                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 2, false>)),
+      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 4>)
+                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 4, false>))};
+  // The full-size weight gradient (dw) variant runs one pack per thread.
+  const int u = (!FWD && o2) ? 1 : packs_per_thread(packs, wave);
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(packs, int64_t(kThreads) * u), grid_cap()));
+  if (u == 4) {
+    contig_launch<T, FWD, V, 4>(blocks, a0, x, y, w, wmode, wsc, o0, o1, o2, n, stream);
+  } else if (u == 2) {
+    contig_launch<T, FWD, V, 2>(blocks, a0, x, y, w, wmode, wsc, o0, o1, o2, n, stream);
   } else {
-    if (al) {
-      bwd_contig_kernel<T, V><<<blocks, 256, 0, stream>>>(a0, x, y, w, wmode, static_cast<A>(wsc), o0, o1, o2, n);
-    } else {
-      bwd_contig_kernel<T, 1><<<blocks, 256, 0, stream>>>(a0, x, y, w, wmode, static_cast<A>(wsc), o0, o1, o2, n);
-    }
+    contig_launch<T, FWD, V, 1>(blocks, a0, x, y, w, wmode, wsc, o0, o1, o2, n, stream);
   }
   check_cuda(cudaGetLastError(), "contig kernel launch");
 }
 
-// One general pass over the output positions: forward, or backward with at
-// most one reduced target (a.target) plus any full-size gradients.
-template <typename T, bool FWD>
-void launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStream_t stream) {
+// Forward with broadcasting (layout with nothing reduced: all dims in R).
+template <typename T>
+void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  const int nd = lay.nk + lay.nr;
+  const int inner = nd - 1;
+  const bool used[kNumT] = {true, true, true, a.w != nullptr};
+  // Decompose only for tensors that are neither laid out like out nor a single element.
+  a.mask = 0;
+  for (int t = kX; t < kNumT; ++t) {
+    if (!used[t]) continue;
+    bool full = true, zero = true;
+    for (int i = 0; i < nd; ++i) {
+      full = full && lay.stride[t][i] == lay.stride[kOut][i];
+      zero = zero && lay.stride[t][i] == 0;
+    }
+    if (!full && !zero) a.mask |= 1u << t;
+  }
+  const bool al = aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out);
+  const bool vec = al && vec_ok(lay, inner, V, used);
+  const bool small = small_layout(lay);
+  // One pack per thread: 2 or 4 per thread (as in contig) measured slower here
+  // on an H200 (more registers, fewer resident blocks): 9.8 vs 10.3-10.5 us
+  // for [16,1,1,1] x [16,3,224,224] with w [3,1,224]; 10.8 vs 9.1 us
+  // (the old one-pack gen_r) for bf16 [16,3,224,224] with w [224].
+  const int v = vec ? V : 1;
+  const int64_t nv = n / v;
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(nv, kThreads), grid_cap()));
+  if (vec && small) {
+    fwd_bcast_kernel<T, V, int32_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  } else if (vec) {
+    fwd_bcast_kernel<T, V, int64_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  } else if (small) {
+    fwd_bcast_kernel<T, 1, int32_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  } else {
+    fwd_bcast_kernel<T, 1, int64_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  }
+  check_cuda(cudaGetLastError(), "bcast forward kernel launch");
+}
+
+// Does the reduction of `target` over this layout run as gen_r (its reduced
+// dims innermost, or nothing kept)? Else gen_k.
+inline bool reduced_inner(const Layout& lay, int target) {
+  const int nd = lay.nk + lay.nr;
+  return target < 0 || (lay.nr > 0 && lay.stride[kOut][nd - 1] == 1 && lay.L >= 256) || lay.nk == 0;
+}
+
+template <typename T, int VEC, int B, bool XY, typename I>
+struct GenKernels {
+  static const void* ptr(bool kept_inner) {
+    return kept_inner ? reinterpret_cast<const void*>(&gen_k_kernel<T, VEC, B, XY, I>)
+                      : reinterpret_cast<const void*>(&gen_r_kernel<T, VEC, B, XY, I>);
+  }
+  static void launch(bool kept_inner, dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
+    if (kept_inner) {
+      gen_k_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
+    } else {
+      gen_r_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
+    }
+  }
+};
+
+// The gen kernel instantiation: vectorized or not, 32- or 64-bit indices,
+// and whether x and y are read (a weight gradient). Positions per batch: 4
+// for 32-bit vectorized passes without x, y (measured on an H200: 13.0 vs
+// 15.4 us for the [16,1,1,1] x [16,3,224,224] backward); 1 otherwise (with
+// x, y the batch's registers cost more than it gained: 16.9 vs 18.1 us for
+// [16,102400] with w [1]).
+template <typename T>
+struct GenPick {
+  bool kept_inner, vec, small, xy;
+  template <bool XY>
+  const void* ptr_xy() const {
+    constexpr int V = vec_of<T>();
+    if (!small) return vec ? GenKernels<T, V, 1, XY, int64_t>::ptr(kept_inner) : GenKernels<T, 1, 1, XY, int64_t>::ptr(kept_inner);
+    if (!vec) return GenKernels<T, 1, 1, XY, int32_t>::ptr(kept_inner);
+    return GenKernels<T, V, XY ? 1 : 4, XY, int32_t>::ptr(kept_inner);
+  }
+  template <bool XY>
+  void launch_xy(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
+    constexpr int V = vec_of<T>();
+    if (!small) {
+      if (vec) {
+        GenKernels<T, V, 1, XY, int64_t>::launch(kept_inner, grid, lay, a, stream);
+      } else {
+        GenKernels<T, 1, 1, XY, int64_t>::launch(kept_inner, grid, lay, a, stream);
+      }
+    } else if (!vec) {
+      GenKernels<T, 1, 1, XY, int32_t>::launch(kept_inner, grid, lay, a, stream);
+    } else {
+      GenKernels<T, V, XY ? 1 : 4, XY, int32_t>::launch(kept_inner, grid, lay, a, stream);
+    }
+  }
+  const void* kernel() const { return xy ? ptr_xy<true>() : ptr_xy<false>(); }
+  void launch(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
+    if (xy) {
+      launch_xy<true>(grid, lay, a, stream);
+    } else {
+      launch_xy<false>(grid, lay, a, stream);
+    }
+  }
+};
+
+// Smallest divisor of e that is >= c (e itself when c > e).
+inline int64_t divisor_at_least(int64_t e, int64_t c) {
+  if (c >= e) return e;
+  for (int64_t d = std::max<int64_t>(c, 1); d < e; ++d)
+    if (e % d == 0) return d;
+  return e;
+}
+
+// One backward pass over the output positions with one reduced target
+// (a.target) plus any full-size gradients, and optionally (gen_k only) a
+// second reduced target a.target2. Returns false, launching nothing, when
+// a.target2 is set but cannot be fused into this pass.
+template <typename T>
+bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStream_t stream) {
   using A = typename Acc<T>::type;
   constexpr int V = vec_of<T>();
   const int sms = sm_count();
-  const int64_t want_blocks = static_cast<int64_t>(sms) * 8;
   const int nd = lay.nk + lay.nr;
-  bool used[kNumT] = {true, FWD || a.target == kW || a.dw != nullptr, FWD || a.target == kW || a.dw != nullptr,
-                      a.w != nullptr};
+  const bool need_xy = a.target == kW || a.target2 == kW || a.dw != nullptr;
+  bool used[kNumT] = {true, need_xy, need_xy, a.w != nullptr};
   a.mask = 0;
   for (int t = 0; t < kNumT; ++t) a.mask |= used[t] ? (1u << t) : 0u;
   if (a.target >= 0) a.mask |= 1u << a.target;
-  const int64_t lim = (int64_t(1) << 31) - (int64_t(1) << 20);  // headroom for batched index steps
-  bool small = lay.M < lim && lay.L < lim;
-  for (int i = 0; i < nd; ++i) small = small && lay.size[i] < (int64_t(1) << 31);
-  for (int t = 0; t < kNumT; ++t) small = small && max_offset(lay, t) < (int64_t(1) << 31) - 16;
+  const bool small = small_layout(lay);
   const bool al = aligned16(a.g) && aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out) &&
                   aligned16(a.dx) && aligned16(a.dy) && aligned16(a.dw) && aligned16(a.tgt);
-  // Reduced innermost (or nothing to reduce) -> gen_r; kept innermost -> gen_k.
-  const bool inner_r = a.target < 0 || (lay.nr > 0 && lay.stride[kOut][nd - 1] == 1 && lay.L >= 256) ||
-                       lay.nk == 0;
+  const bool inner_r = reduced_inner(lay, a.target);
+  GenPick<T> pick{!inner_r, false, small, need_xy};
+  int64_t P = 1, gx = 1, gy = 1;
   if (inner_r) {
+    if (a.target2 >= 0) return false;
     const int inner = nd - 1;
-    const bool vec = al && lay.nr > 0 && vec_ok(lay, inner, V, used);
-    const int v = vec ? V : 1;
-    const int64_t gy = std::min<int64_t>(lay.M, 65535);
-    // No reduction: one pack per thread (a full grid, like the contig path).
-    // Reduction: enough blocks to fill the GPU, at most one pack per thread.
-    const int64_t max_p = std::max<int64_t>(1, ceil_div(lay.L, int64_t(256) * v));
-    int64_t P = a.target < 0 ? max_p : std::min<int64_t>(max_p, std::max<int64_t>(1, ceil_div(want_blocks, gy)));
+    pick.vec = al && lay.nr > 0 && vec_ok(lay, inner, V, used);
+    const int v = pick.vec ? V : 1;
+    gy = std::min<int64_t>(lay.M, 65535);
+    // Enough blocks for one wave, at least one position (pack) per thread.
+    const int64_t want = wave_of(pick.kernel());
+    const int64_t max_p = std::max<int64_t>(1, ceil_div(lay.L, int64_t(kThreads) * v));
+    P = std::min<int64_t>(max_p, std::max<int64_t>(1, ceil_div(want, gy)));
     P = std::min<int64_t>(P, (int64_t(1) << 31) - 1);
-    int64_t chunk = ceil_div(ceil_div(lay.L, P), v) * v;
+    const int64_t chunk = ceil_div(ceil_div(lay.L, P), v) * v;
     P = std::max<int64_t>(1, ceil_div(lay.L, chunk));
     a.chunk = chunk;
-    a.P = static_cast<int>(P);
-    if (!FWD && a.target >= 0 && P > 1) a.ws = static_cast<A*>(alloc(sizeof(A) * P * lay.M));
-    dim3 grid(static_cast<unsigned>(P), static_cast<unsigned>(gy));
-    if (vec && small) {
-      gen_r_kernel<T, V, FWD, int32_t><<<grid, 256, 0, stream>>>(lay, a);
-    } else if (vec) {
-      gen_r_kernel<T, V, FWD, int64_t><<<grid, 256, 0, stream>>>(lay, a);
-    } else if (small) {
-      gen_r_kernel<T, 1, FWD, int32_t><<<grid, 256, 0, stream>>>(lay, a);
-    } else {
-      gen_r_kernel<T, 1, FWD, int64_t><<<grid, 256, 0, stream>>>(lay, a);
-    }
-    check_cuda(cudaGetLastError(), "gen_r kernel launch");
+    gx = P;
   } else {
     const int inner = lay.nk - 1;
-    const bool vec = al && vec_ok(lay, inner, V, used);
-    const int v = vec ? V : 1;
+    pick.vec = al && vec_ok(lay, inner, V, used);
+    const int v = pick.vec ? V : 1;
     const int64_t groups = lay.M / v;
-    const int64_t gx = std::min<int64_t>(ceil_div(groups, 256), int64_t(sms) * 16);
-    int64_t P = std::max<int64_t>(1, ceil_div(want_blocks, gx));
-    P = std::min<int64_t>(P, std::max<int64_t>(1, ceil_div(lay.L, 16)));
+    gx = std::min<int64_t>(ceil_div(groups, kThreads), int64_t(sms) * 16);
+    // Few groups: split each block's slice between kThreads / groups threads per group.
+    a.subs = groups <= kThreads / 2 ? static_cast<int>(kThreads / groups) : 1;
+    const int64_t want = wave_of(pick.kernel());
+    P = std::max<int64_t>(1, ceil_div(want, gx));
+    P = std::min<int64_t>(P, std::max<int64_t>(1, ceil_div(lay.L, std::max(8, a.subs))));
     P = std::min<int64_t>(P, 65535);
-    const int64_t chunk = ceil_div(lay.L, P);
+    int64_t chunk = ceil_div(lay.L, P);
+    if (a.target2 >= 0) {
+      // target2 must not vary over the kept dims, and be constant over each
+      // slice: chunk divides the extent E of the reduced dims inside its
+      // innermost varying one.
+      for (int i = 0; i < lay.nk; ++i)
+        if (lay.stride[a.target2][i] != 0) return false;
+      int64_t e = 1;
+      for (int i = nd - 1; i >= lay.nk && lay.stride[a.target2][i] == 0; --i) e *= lay.size[i];
+      chunk = divisor_at_least(e, chunk);
+      const int64_t p2 = ceil_div(lay.L, chunk);
+      int64_t m2 = 1;
+      for (int i = lay.nk; i < nd; ++i) m2 += (lay.size[i] - 1) * lay.stride[a.target2][i];
+      if (p2 > 4096 || p2 * gx > 65536 || p2 * m2 > (int64_t(1) << 22)) return false;
+    }
     P = ceil_div(lay.L, chunk);
     a.chunk = chunk;
-    a.P = static_cast<int>(P);
-    if (P > 1) a.ws = static_cast<A*>(alloc(sizeof(A) * P * lay.M));
-    dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(P));
-    if (vec && small) {
-      gen_k_kernel<T, V, int32_t><<<grid, 256, 0, stream>>>(lay, a);
-    } else if (vec) {
-      gen_k_kernel<T, V, int64_t><<<grid, 256, 0, stream>>>(lay, a);
-    } else if (small) {
-      gen_k_kernel<T, 1, int32_t><<<grid, 256, 0, stream>>>(lay, a);
-    } else {
-      gen_k_kernel<T, 1, int64_t><<<grid, 256, 0, stream>>>(lay, a);
-    }
-    check_cuda(cudaGetLastError(), "gen_k kernel launch");
+    gy = P;
   }
-  if (!FWD && a.target >= 0 && a.P > 1) {
+  a.P = static_cast<int>(P);
+  if (a.target >= 0 && P > 1) a.ws = static_cast<A*>(alloc(sizeof(A) * P * lay.M));
+  int64_t m2 = 0;
+  if (a.target2 >= 0) {
+    m2 = 1;
+    for (int i = lay.nk; i < nd; ++i) m2 += (lay.size[i] - 1) * lay.stride[a.target2][i];
+    a.ws2 = static_cast<A*>(alloc(sizeof(A) * P * gx));
+    a.key2 = static_cast<int64_t*>(alloc(sizeof(int64_t) * P));
+  }
+  pick.launch(dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), lay, a, stream);
+  check_cuda(cudaGetLastError(), "gen kernel launch");
+  // Fixed-order sums of the partials (one launch for both targets).
+  FinJob<T> f0, f1;
+  if (a.target >= 0 && a.P > 1) {
+    f0.ws = a.ws;
+    f0.P = a.P;
+    f0.M = lay.M;
+    f0.tgt = a.tgt;
     if (a.P >= 16 && lay.M <= int64_t(sms) * 64) {
-      const int64_t blocks = std::max<int64_t>(1, ceil_div(lay.M, 8));
-      finalize_warp_kernel<T><<<blocks, 256, 0, stream>>>(a.ws, a.P, lay.M, a.tgt);
+      f0.mode = 2;
+      f0.blocks = std::max<int64_t>(1, ceil_div(lay.M, kThreads / 32));
     } else {
-      const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(lay.M, 256), sms * 8));
-      finalize_kernel<T><<<blocks, 256, 0, stream>>>(a.ws, a.P, lay.M, a.tgt);
+      f0.mode = 1;
+      f0.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(lay.M, kThreads), int64_t(sms) * 8));
     }
+  }
+  if (a.target2 >= 0) {
+    f1.ws = a.ws2;
+    f1.keys = a.key2;
+    f1.P = a.P;
+    f1.G = gx;
+    f1.M = m2;
+    f1.tgt = a.tgt2;
+    f1.mode = 3;
+    f1.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(m2, kThreads / 32), int64_t(sms) * 8));
+  }
+  if (f0.blocks + f1.blocks > 0) {
+    if (f0.blocks == 0) std::swap(f0, f1);
+    finalize_kernel<T><<<static_cast<unsigned>(f0.blocks + f1.blocks), kThreads, 0, stream>>>(f0, f1);
     check_cuda(cudaGetLastError(), "finalize kernel launch");
   }
+  return true;
 }
 
 // out = lerp(x, y, w). w null: scalar weight w_scalar (ws ignored).
@@ -661,7 +981,7 @@ void lerp_forward(const T* x, const T* y, const T* w, double w_scalar, T* out, c
   a.w = w;
   a.wsc = w_scalar;
   a.out = out;
-  launch_general<T, true>(make_layout(os, xs, ys, ws, -1), a, Alloc(), stream);
+  launch_bcast_fwd<T>(make_layout(os, xs, ys, ws, -1), a, n, stream);
 }
 
 // Gradients; a null dx/dy/dw is not computed. Requested ones are always
@@ -708,17 +1028,42 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
   base.dy = full[kY] ? dy : nullptr;
   base.dw = full[kW] ? dw : nullptr;
   if (reduced.empty()) {
-    launch_general<T, false>(make_layout(os, xs, ys, ws, -1), base, alloc, stream);
+    launch_general<T>(make_layout(os, xs, ys, ws, -1), base, alloc, stream);
     return;
   }
   bool first = true;
+  // Two reduced gradients in one pass where possible: a kept-innermost (gen_k)
+  // one whose pass also sums a second one that is constant per block.
+  if (reduced.size() >= 2) {
+    bool fused = false;
+    for (size_t i = 0; i < reduced.size() && !fused; ++i) {
+      const int t = reduced[i];
+      const Layout lay = make_layout(os, xs, ys, ws, t);
+      if (reduced_inner(lay, t)) continue;
+      for (size_t k = 0; k < reduced.size() && !fused; ++k) {
+        if (k == i) continue;
+        GenArgs<T> a = base;
+        a.target = t;
+        a.tgt = outs[t];
+        a.target2 = reduced[k];
+        a.tgt2 = outs[reduced[k]];
+        if (launch_general<T>(lay, a, alloc, stream)) {
+          fused = true;
+          first = false;
+          const int s = reduced[k];
+          reduced.erase(std::remove_if(reduced.begin(), reduced.end(), [&](int r) { return r == t || r == s; }),
+                        reduced.end());
+        }
+      }
+    }
+  }
   for (int t : reduced) {
     GenArgs<T> a = base;
     if (!first) a.dx = a.dy = a.dw = nullptr;
     first = false;
     a.target = t;
     a.tgt = outs[t];
-    launch_general<T, false>(make_layout(os, xs, ys, ws, t), a, alloc, stream);
+    launch_general<T>(make_layout(os, xs, ys, ws, t), a, alloc, stream);
   }
 }
 
