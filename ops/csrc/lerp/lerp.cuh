@@ -962,6 +962,14 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
 }
 
 // out = lerp(x, y, w). w null: scalar weight w_scalar (ws ignored).
+// The contiguous path applies when x and y have the output's size and the weight is absent, one
+// element or full size. Returns its weight mode (0 attribute, 1 one-element tensor read once into a
+// register, 2 full tensor), or -1 when the path does not apply.
+inline int contig_weight_mode(int64_t n, const Shape& xs, const Shape& ys, bool has_w, int64_t nw) {
+  if (numel_of(xs) != n || numel_of(ys) != n || (has_w && nw != 1 && nw != n)) return -1;
+  return !has_w ? 0 : (nw == 1 && n != 1 ? 1 : 2);
+}
+
 template <typename T>
 void lerp_forward(const T* x, const T* y, const T* w, double w_scalar, T* out, const Shape& xs, const Shape& ys,
                   const Shape& ws_in, cudaStream_t stream) {
@@ -969,9 +977,8 @@ void lerp_forward(const T* x, const T* y, const T* w, double w_scalar, T* out, c
   const Shape os = broadcast_shapes({xs, ys, ws});
   const int64_t n = numel_of(os);
   if (n == 0) return;
-  const int64_t nw = numel_of(ws);
-  if (numel_of(xs) == n && numel_of(ys) == n && (!w || nw == 1 || nw == n)) {
-    const int wmode = !w ? 0 : (nw == 1 && n != 1 ? 1 : 2);
+  const int wmode = contig_weight_mode(n, xs, ys, w != nullptr, numel_of(ws));
+  if (wmode >= 0) {
     launch_contig<T, true>(nullptr, x, y, w, wmode, w_scalar, out, nullptr, nullptr, n, stream);
     return;
   }
@@ -1012,9 +1019,8 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
       reduced.push_back(t);
     }
   }
-  const int64_t nw = numel_of(ws);
-  if (reduced.empty() && numel_of(xs) == n && numel_of(ys) == n && (!w || nw == 1 || nw == n)) {
-    const int wmode = !w ? 0 : (nw == 1 && n != 1 ? 1 : 2);
+  const int wmode = contig_weight_mode(n, xs, ys, w != nullptr, numel_of(ws));
+  if (reduced.empty() && wmode >= 0) {
     launch_contig<T, false>(g, x, y, w, wmode, w_scalar, dx, dy, dw, n, stream);
     return;
   }

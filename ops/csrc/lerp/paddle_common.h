@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broadcast.h"
@@ -50,6 +51,29 @@ inline void check_tensors(const paddle::Tensor& x, const paddle::Tensor& y, cons
              dtype_name(x.dtype()));
     PD_CHECK(w->place() == x.place(), "opbench lerp: weight and x are on different devices");
   }
+}
+
+// Calls f(T{}) with the element type for `d`; Half and BF16 are the 2-byte types of the core that
+// the caller uses (lerp_core::half_t/bf16_t on the CPU, __half/__nv_bfloat16 on the GPU).
+template <typename Half, typename BF16, typename F>
+void dispatch_dtype(paddle::DataType d, F&& f) {
+  switch (d) {
+    case paddle::DataType::FLOAT32: f(float{}); break;
+    case paddle::DataType::FLOAT64: f(double{}); break;
+    case paddle::DataType::FLOAT16: f(Half{}); break;
+    case paddle::DataType::BFLOAT16: f(BF16{}); break;
+    default: PD_THROW("opbench lerp: unsupported dtype ", dtype_name(d));
+  }
+}
+
+// paddle::float16/bfloat16 are 2-byte structs: the cores see them through their own 2-byte types.
+template <typename T>
+const T* cptr(const paddle::Tensor& t) {
+  return reinterpret_cast<const T*>(t.data());
+}
+template <typename T>
+T* mptr(paddle::Tensor& t) {
+  return reinterpret_cast<T*>(t.data());
 }
 
 #ifdef PADDLE_WITH_CUDA

@@ -13,22 +13,7 @@ namespace {
 
 template <typename F>
 void dispatch_cpu(paddle::DataType d, F&& f) {
-  switch (d) {
-    case paddle::DataType::FLOAT32: f(float{}); break;
-    case paddle::DataType::FLOAT64: f(double{}); break;
-    case paddle::DataType::FLOAT16: f(lerp_core::half_t{}); break;
-    case paddle::DataType::BFLOAT16: f(lerp_core::bf16_t{}); break;
-    default: PD_THROW("opbench lerp: unsupported dtype ", dtype_name(d));
-  }
-}
-
-template <typename T>
-const T* cptr(const paddle::Tensor& t) {
-  return reinterpret_cast<const T*>(t.data());
-}
-template <typename T>
-T* mptr(paddle::Tensor& t) {
-  return reinterpret_cast<T*>(t.data());
+  dispatch_dtype<lerp_core::half_t, lerp_core::bf16_t>(d, std::forward<F>(f));
 }
 
 std::vector<paddle::Tensor> forward_cpu(const paddle::Tensor& x_, const paddle::Tensor& y_, const paddle::Tensor* w_,

@@ -11,22 +11,7 @@ namespace {
 
 template <typename F>
 void dispatch_gpu(paddle::DataType d, F&& f) {
-  switch (d) {
-    case paddle::DataType::FLOAT32: f(float{}); break;
-    case paddle::DataType::FLOAT64: f(double{}); break;
-    case paddle::DataType::FLOAT16: f(__half{}); break;
-    case paddle::DataType::BFLOAT16: f(__nv_bfloat16{}); break;
-    default: PD_THROW("opbench lerp: unsupported dtype ", dtype_name(d));
-  }
-}
-
-template <typename T>
-const T* cptr(const paddle::Tensor& t) {
-  return reinterpret_cast<const T*>(t.data());
-}
-template <typename T>
-T* mptr(paddle::Tensor& t) {
-  return reinterpret_cast<T*>(t.data());
+  dispatch_dtype<__half, __nv_bfloat16>(d, std::forward<F>(f));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broadcast.h"
@@ -41,6 +42,28 @@ inline lerp_core::Shape check_args(const at::Tensor& x, const at::Tensor& y, con
     TORCH_CHECK_VALUE(false, e.what());
   }
   return {};
+}
+
+// Calls f(T{}) with the element type for `s`; Half and BF16 are the 2-byte types of the core that
+// the caller uses (lerp_core::half_t/bf16_t on the CPU, __half/__nv_bfloat16 on the GPU).
+template <typename Half, typename BF16, typename F>
+void dispatch_dtype(at::ScalarType s, F&& f) {
+  switch (s) {
+    case at::kFloat: f(float{}); break;
+    case at::kDouble: f(double{}); break;
+    case at::kHalf: f(Half{}); break;
+    case at::kBFloat16: f(BF16{}); break;
+    default: TORCH_CHECK_TYPE(false, "opbench lerp: unsupported dtype ", s);
+  }
+}
+
+template <typename T>
+const T* cptr(const at::Tensor& t) {
+  return reinterpret_cast<const T*>(t.const_data_ptr());
+}
+template <typename T>
+T* mptr(const at::Tensor& t) {
+  return t.defined() ? reinterpret_cast<T*>(t.mutable_data_ptr()) : nullptr;
 }
 
 }  // namespace opbench_torch

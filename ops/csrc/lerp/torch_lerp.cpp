@@ -15,22 +15,7 @@ namespace {
 
 template <typename F>
 void dispatch_cpu(at::ScalarType s, F&& f) {
-  switch (s) {
-    case at::kFloat: f(float{}); break;
-    case at::kDouble: f(double{}); break;
-    case at::kHalf: f(lerp_core::half_t{}); break;
-    case at::kBFloat16: f(lerp_core::bf16_t{}); break;
-    default: TORCH_CHECK_TYPE(false, "opbench lerp: unsupported dtype ", s);
-  }
-}
-
-template <typename T>
-const T* cptr(const at::Tensor& t) {
-  return reinterpret_cast<const T*>(t.const_data_ptr());
-}
-template <typename T>
-T* mptr(const at::Tensor& t) {
-  return t.defined() ? reinterpret_cast<T*>(t.mutable_data_ptr()) : nullptr;
+  dispatch_dtype<lerp_core::half_t, lerp_core::bf16_t>(s, std::forward<F>(f));
 }
 
 at::Tensor lerp_cpu(const at::Tensor& x_, const at::Tensor& y_, const std::optional<at::Tensor>& w_, double ws) {

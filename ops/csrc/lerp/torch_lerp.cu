@@ -15,22 +15,7 @@ namespace {
 
 template <typename F>
 void dispatch_cuda(at::ScalarType s, F&& f) {
-  switch (s) {
-    case at::kFloat: f(float{}); break;
-    case at::kDouble: f(double{}); break;
-    case at::kHalf: f(__half{}); break;
-    case at::kBFloat16: f(__nv_bfloat16{}); break;
-    default: TORCH_CHECK_TYPE(false, "opbench lerp: unsupported dtype ", s);
-  }
-}
-
-template <typename T>
-const T* cptr(const at::Tensor& t) {
-  return reinterpret_cast<const T*>(t.const_data_ptr());
-}
-template <typename T>
-T* mptr(const at::Tensor& t) {
-  return reinterpret_cast<T*>(t.mutable_data_ptr());
+  dispatch_dtype<__half, __nv_bfloat16>(s, std::forward<F>(f));
 }
 
 at::Tensor lerp_cuda(const at::Tensor& x_, const at::Tensor& y_, const std::optional<at::Tensor>& w_, double ws) {
