@@ -144,7 +144,21 @@ class TorchBackend(Backend):
         return tensor.data_ptr()
 
     def compile(self, fn: Any) -> Any:
-        """``torch.compile`` with static shapes (the benchmark's ``torch-compile`` provider)."""
+        """``torch.compile`` with static shapes (the benchmark's ``torch-compile`` provider).
+
+        Every case compiles the same wrapper code, so dynamo's default limit of 8 recompiles per code
+        object would silently fall back to eager after a few cases; the limits are raised, and hitting
+        them anyway raises instead of running eager under the ``torch-compile`` name.
+        """
+        import torch._dynamo
+
+        cfg = torch._dynamo.config
+        for name, floor in (("recompile_limit", 4096), ("cache_size_limit", 4096),
+                            ("accumulated_recompile_limit", 65536), ("accumulated_cache_size_limit", 65536)):
+            if hasattr(cfg, name):
+                setattr(cfg, name, max(getattr(cfg, name), floor))
+        if hasattr(cfg, "fail_on_recompile_limit_hit"):
+            cfg.fail_on_recompile_limit_hit = True
         return torch.compile(fn, dynamic=False)
 
     @contextlib.contextmanager

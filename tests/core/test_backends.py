@@ -120,3 +120,14 @@ def test_gpu_events_and_flush():
     b.synchronize()
     assert e1.elapsed_ms(e2) > 0
     assert b.device_info().l2_bytes
+
+
+def test_torch_compile_never_falls_back_to_eager_silently():
+    """Every case compiles the same wrapper: dynamo's recompile limit must not turn later cases eager."""
+    import torch._dynamo
+
+    b = get_backend("torch", "cpu")
+    b.compile(lambda x: x + 1)
+    cfg = torch._dynamo.config
+    assert cfg.recompile_limit >= 4096
+    assert cfg.fail_on_recompile_limit_hit is True
