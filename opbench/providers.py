@@ -38,7 +38,7 @@ class PreparedCall:
 
     provider: Provider
     case: Case
-    fn: Callable[..., Any]
+    call: Callable[[], Any]  # the API call with its arguments bound (nothing left to do but call)
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     tensors: list[Any]  # every input tensor, in Case.tensors() order
@@ -49,7 +49,7 @@ class PreparedCall:
         return self.provider.backend
 
     def forward(self) -> Any:
-        return self.fn(*self.args, **self.kwargs)
+        return self.call()
 
     def differentiable_outputs(self, out: Any) -> list[Any]:
         """The outputs backward starts from: floating tensors autograd tracks."""
@@ -80,6 +80,11 @@ class Provider:
     def function(self, case: Case) -> Callable[..., Any]:
         raise NotImplementedError
 
+    def bind_call(self, case: Case, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
+        """The case's call with its arguments bound; work done here stays out of timed regions."""
+        fn = self.function(case)
+        return lambda: fn(*args, **kwargs)
+
     def prepare(self, case: Case, seed: int = 0, values: Sequence[Any] | None = None,
                 requires_grad: bool = True) -> PreparedCall:
         """Bind the case to this provider's tensors.
@@ -91,7 +96,6 @@ class Provider:
         reason = self.why_not(case)
         if reason:
             raise NotApplicable(reason)
-        fn = self.function(case)
         if values is None:
             values = inputs_mod.generate(case, seed)
         nondiff = _nondiff_params(case)
@@ -125,7 +129,7 @@ class Provider:
 
         args = tuple(build(a) for a in case.args)
         kwargs = {k: build(v) for k, v in case.kwargs}
-        return PreparedCall(self, case, fn, args, kwargs, tensors, grad_inputs)
+        return PreparedCall(self, case, self.bind_call(case, args, kwargs), args, kwargs, tensors, grad_inputs)
 
 
 def _nondiff_params(case: Case) -> frozenset[str]:
@@ -173,9 +177,24 @@ class TorchProvider(Provider):
         api = case.api
         return lambda *args, **kwargs: torch_call(api, args, kwargs)
 
+    def bind_call(self, case: Case, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
+        """Bind and translate the arguments once (the eager call then does no mapping work per call).
+
+        A subclass that supplies its own :meth:`function` (``torch-compile``, test providers) is called
+        through it.
+        """
+        if type(self).function is not TorchProvider.function:
+            return super().bind_call(case, args, kwargs)
+        from opbench.mapping import prepare_torch_call
+
+        return prepare_torch_call(case.api, args, kwargs)
+
 
 class TorchCompileProvider(TorchProvider):
-    """The mapped PyTorch call under ``torch.compile`` (static shapes), compiled once per case."""
+    """The mapped PyTorch call under ``torch.compile`` (static shapes), compiled once per case.
+
+    The compiled function takes the tensors as arguments (dynamo traces the mapping once).
+    """
 
     name = "torch-compile"
 

@@ -22,7 +22,7 @@ Public surface::
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opbench.mapping.dtypes import dtype_name, to_torch_dtype
@@ -41,6 +41,7 @@ __all__ = [
     "lookup",
     "mapped_apis",
     "to_torch_dtype",
+    "prepare_torch_call",
     "torch_call",
 ]
 
@@ -144,16 +145,23 @@ def _resolve(dotted: str) -> Any:
 
 
 def torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
-    """Run the PyTorch counterpart of ``api`` on ``args``/``kwargs`` (tensors as torch tensors).
+    """Run the PyTorch counterpart of ``api`` on ``args``/``kwargs`` (tensors as torch tensors)."""
+    return prepare_torch_call(api, args, kwargs)()
 
-    A converter gets the bound arguments; a rename passes each bound argument as the torch
-    keyword ``rename`` gives (its own name by default, dropped when None), a ``dtype``
-    argument turned into a ``torch.dtype`` first.
+
+def prepare_torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Callable[[], Any]:
+    """The PyTorch counterpart of ``api`` bound to ``args``/``kwargs``, as a call with no arguments.
+
+    Binding and translating happen here, once, so a benchmark's timed call is only the torch call.
+    A converter gets the bound arguments; a rename passes each bound argument as the torch keyword
+    ``rename`` gives (its own name by default, dropped when None), a ``dtype`` argument turned into a
+    ``torch.dtype`` first.
     """
     mapping = lookup(api)
     bound = bind(mapping, args, kwargs)
     if mapping.convert is not None:
-        return mapping.convert(bound)
+        convert = mapping.convert
+        return lambda: convert(bound)
     assert mapping.torch is not None  # ApiMapping guarantees one of the two
     fn = _resolve(mapping.torch)
     torch_kwargs: dict[str, Any] = {}
@@ -164,4 +172,4 @@ def torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
         if name == "dtype" and value is not None:
             value = to_torch_dtype(value)
         torch_kwargs[torch_name] = value
-    return fn(**torch_kwargs)
+    return lambda: fn(**torch_kwargs)
