@@ -267,11 +267,11 @@ class Backend(ABC):
 
     def wait_stream(self, stream: Any, other: Any) -> None:
         """Make ``stream`` wait (on the device) for the work queued so far on ``other``."""
-        raise NotImplementedError(f"{self.name}: streams are not supported")
+        stream.wait_stream(other)  # Paddle's and PyTorch's stream objects share this method
 
     def stream_synchronize(self, stream: Any) -> None:
         """Block the host until the work queued on ``stream`` is done."""
-        raise NotImplementedError(f"{self.name}: streams are not supported")
+        stream.synchronize()
 
     def profile_to_chrome_trace(self, fn: Callable[[], Any], path: str, with_stack: bool = True) -> None:
         """Run ``fn`` under the framework profiler (host, runtime and device activity) and write a

@@ -195,12 +195,6 @@ class PaddleBackend(Backend):
     def stream_guard(self, stream: Any) -> Any:
         return paddle.device.stream_guard(stream)
 
-    def wait_stream(self, stream: Any, other: Any) -> None:
-        stream.wait_stream(other)
-
-    def stream_synchronize(self, stream: Any) -> None:
-        stream.synchronize()
-
     def profile_to_chrome_trace(self, fn: Any, path: str, with_stack: bool = True) -> None:
         """paddle.profiler (CPU and GPU targets); Paddle's traces carry no Python frames (``with_stack`` unused)."""
         from paddle import profiler

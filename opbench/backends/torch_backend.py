@@ -238,12 +238,6 @@ class TorchBackend(Backend):
     def stream_guard(self, stream: Any) -> Any:
         return torch.cuda.stream(stream)
 
-    def wait_stream(self, stream: Any, other: Any) -> None:
-        stream.wait_stream(other)
-
-    def stream_synchronize(self, stream: Any) -> None:
-        stream.synchronize()
-
     def profile_to_chrome_trace(self, fn: Any, path: str, with_stack: bool = True) -> None:
         """torch.profiler with CPU and CUDA activity, Python stacks, and CUDA sync events where offered."""
         acts = [torch.profiler.ProfilerActivity.CPU]

@@ -22,6 +22,16 @@
 
 namespace lerp_core {
 
+// The type sums and the formula are computed in: float for float and the 2-byte types, double for double.
+template <typename T>
+struct AccOf {
+  using type = float;
+};
+template <>
+struct AccOf<double> {
+  using type = double;
+};
+
 constexpr int kMaxDims = 8;
 // Tensor slots in a Layout.
 constexpr int kOut = 0;  // out (forward) or dout (backward)

@@ -41,14 +41,6 @@
 namespace lerp_core {
 namespace gpu {
 
-template <typename T>
-struct Acc {
-  using type = float;
-};
-template <>
-struct Acc<double> {
-  using type = double;
-};
 
 __device__ __forceinline__ float cvt_in(float v) { return v; }
 __device__ __forceinline__ double cvt_in(double v) { return v; }
@@ -56,7 +48,7 @@ __device__ __forceinline__ float cvt_in(__half v) { return __half2float(v); }
 __device__ __forceinline__ float cvt_in(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T>
-__device__ __forceinline__ T cvt_out(typename Acc<T>::type v);
+__device__ __forceinline__ T cvt_out(typename AccOf<T>::type v);
 template <>
 __device__ __forceinline__ float cvt_out<float>(float v) {
   return v;
@@ -152,7 +144,7 @@ __device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bc
 }
 
 template <typename T, int VEC>
-__device__ __forceinline__ typename Acc<T>::type raw_at(const Pack<T, VEC>& o, bool bcast, int k) {
+__device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o, bool bcast, int k) {
   return cvt_in(bcast ? o.v[0] : o.v[k]);
 }
 
@@ -166,8 +158,8 @@ __device__ __forceinline__ typename Acc<T>::type raw_at(const Pack<T, VEC>& o, b
 template <typename T, int VEC, int U>
 __global__ void __launch_bounds__(kThreads)
     fwd_contig_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w, int wmode,
-                      typename Acc<T>::type wsc, T* __restrict__ out, int64_t n) {
-  using A = typename Acc<T>::type;
+                      typename AccOf<T>::type wsc, T* __restrict__ out, int64_t n) {
+  using A = typename AccOf<T>::type;
   const A wr = wmode == 1 ? cvt_in(w[0]) : wsc;
   const bool wfull = wmode == 2;
   const int64_t nv = n / VEC;
@@ -206,9 +198,9 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T, int VEC, int U, bool DW>
 __global__ void __launch_bounds__(kThreads)
     bwd_contig_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ y,
-                      const T* __restrict__ w, int wmode, typename Acc<T>::type wsc, T* __restrict__ dx,
+                      const T* __restrict__ w, int wmode, typename AccOf<T>::type wsc, T* __restrict__ dx,
                       T* __restrict__ dy, T* __restrict__ dw, int64_t n) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   const A wr = wmode == 1 ? cvt_in(w[0]) : wsc;
   const bool wfull = wmode == 2;
   const int64_t nv = n / VEC;
@@ -278,12 +270,12 @@ struct GenArgs {
   T* dy = nullptr;
   T* dw = nullptr;
   T* tgt = nullptr;                          // reduced gradient (when P == 1)
-  typename Acc<T>::type* ws = nullptr;       // partials [P, M] (when P > 1)
+  typename AccOf<T>::type* ws = nullptr;       // partials [P, M] (when P > 1)
   int target = -1;                           // kX, kY, kW or -1
   // gen_k only: a second reduced gradient that is constant over the kept dims
   // and over each slice of the reduced range: one partial per block.
   int target2 = -1;
-  typename Acc<T>::type* ws2 = nullptr;      // [P, gridDim.x] block partials
+  typename AccOf<T>::type* ws2 = nullptr;      // [P, gridDim.x] block partials
   int64_t* key2 = nullptr;                   // [P] target2 index of each slice
   T* tgt2 = nullptr;                         // target2's gradient
   int P = 1;
@@ -299,7 +291,7 @@ struct GenArgs {
 // per thread, grid-stride.
 template <typename T, int VEC, typename I>
 __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs<T> a, int64_t nv) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   const int nd = lay.nk + lay.nr;
   const int inner = nd - 1;
   const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
@@ -349,8 +341,8 @@ __device__ __forceinline__ void load_vals(const Layout& lay, const GenArgs<T>& a
 // One gradient's values for a position: store the full-size one, add to the
 // reduced target's accumulators (per lane), or to target2's (one sum).
 template <typename T, int VEC, typename I>
-__device__ __forceinline__ void emit(const GenArgs<T>& a, int t, T* full, I off, const typename Acc<T>::type (&r)[VEC],
-                                     typename Acc<T>::type (&contrib)[VEC], typename Acc<T>::type& acc2) {
+__device__ __forceinline__ void emit(const GenArgs<T>& a, int t, T* full, I off, const typename AccOf<T>::type (&r)[VEC],
+                                     typename AccOf<T>::type (&contrib)[VEC], typename AccOf<T>::type& acc2) {
   if (full) store_pack<T, VEC>(full, off, r);
   if (a.target == t) {
 #pragma unroll
@@ -364,9 +356,9 @@ __device__ __forceinline__ void emit(const GenArgs<T>& a, int t, T* full, I off,
 
 template <typename T, int VEC, bool XY, typename I>
 __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
-                                         const Vals<T, VEC>& v, typename Acc<T>::type (&contrib)[VEC],
-                                         typename Acc<T>::type& acc2) {
-  using A = typename Acc<T>::type;
+                                         const Vals<T, VEC>& v, typename AccOf<T>::type (&contrib)[VEC],
+                                         typename AccOf<T>::type& acc2) {
+  using A = typename AccOf<T>::type;
   A r[VEC], g[VEC], w[VEC];
   const bool bw = lay.stride[kW][inner] == 0;
 #pragma unroll
@@ -397,8 +389,8 @@ __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a,
 // issued before any use.
 template <typename T, int VEC, int B, bool XY, typename I>
 __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a, int inner, const I (&ok)[kNumT],
-                                          I start, I end, I step, typename Acc<T>::type (&acc)[VEC],
-                                          typename Acc<T>::type& acc2) {
+                                          I start, I end, I step, typename AccOf<T>::type (&acc)[VEC],
+                                          typename AccOf<T>::type& acc2) {
   const int rlo = lay.nk, rhi = lay.nk + lay.nr;
   for (I r = start; r < end; r += step * B) {
     I o[B][kNumT];
@@ -423,7 +415,7 @@ __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a
 // Backward, reduced dims innermost: grid (P slices of L, kept indices j).
 template <typename T, int VEC, int B, bool XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> a) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   const int inner = lay.nk + lay.nr - 1;
   for (int64_t j = blockIdx.y; j < lay.M; j += gridDim.y) {
     I ok[kNumT];
@@ -461,7 +453,7 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 // to key2[blockIdx.y].
 template <typename T, int VEC, int B, bool XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> a) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   const int inner = lay.nk - 1;
   const int64_t ngroups = lay.M / VEC;
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.chunk;
@@ -535,7 +527,7 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
 // per target over ws [P, G] where slice p belongs to target keys[p].
 template <typename T>
 struct FinJob {
-  const typename Acc<T>::type* ws = nullptr;
+  const typename AccOf<T>::type* ws = nullptr;
   const int64_t* keys = nullptr;
   int64_t P = 0, M = 0, G = 1;
   T* tgt = nullptr;
@@ -545,7 +537,7 @@ struct FinJob {
 
 template <typename T>
 __device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   if (j.mode == 1) {
     for (int64_t m = bid * kThreads + threadIdx.x; m < j.M; m += j.blocks * kThreads) {
       A s = A(0);
@@ -693,7 +685,7 @@ __host__ __device__ constexpr int vec_of() {
 template <typename T, bool FWD, int VEC, int U>
 void contig_launch(int64_t blocks, const T* a0, const T* x, const T* y, const T* w, int wmode, double wsc, T* o0,
                    T* o1, T* o2, int64_t n, cudaStream_t stream) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   if (FWD) {
     fwd_contig_kernel<T, VEC, U><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, static_cast<A>(wsc), o0, n);
   } else if (o2) {
@@ -856,7 +848,7 @@ inline int64_t divisor_at_least(int64_t e, int64_t c) {
 // a.target2 is set but cannot be fused into this pass.
 template <typename T>
 bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStream_t stream) {
-  using A = typename Acc<T>::type;
+  using A = typename AccOf<T>::type;
   constexpr int V = vec_of<T>();
   const int sms = sm_count();
   const int nd = lay.nk + lay.nr;

@@ -23,15 +23,6 @@ struct bf16_t {
   uint16_t x;
 };
 
-template <typename T>
-struct AccOf {
-  using type = float;
-};
-template <>
-struct AccOf<double> {
-  using type = double;
-};
-
 inline uint32_t f32_bits(float v) {
   uint32_t u;
   std::memcpy(&u, &v, 4);
