@@ -41,12 +41,15 @@ class BenchConfig:
     seed: int = 0
     memory_limit: int | None = None
     peak_gbps: float | None = None
+    # Give the frameworks' cached device memory back before each case and direction, so that
+    # where its tensors land does not depend on the cases run before it (see _release).
+    release_memory: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {"providers": list(self.providers), "directions": list(self.directions), "device": self.device,
                 "method": effective_method(self.method, self.device), "min_samples": self.rule.min_samples,
                 "criteria": [repr(c) for c in self.rule.criteria], "warmup_s": self.warmup_s,
-                "seed": self.seed}
+                "seed": self.seed, "release_memory": self.release_memory}
 
 
 def classify(exc: BaseException) -> tuple[str, str]:
@@ -136,6 +139,8 @@ class Runner:
             for p in cfg.providers:
                 self._emit(self._record(case, p, direction, status=status, error=reason))
             return values
+        if cfg.release_memory and cfg.device == "gpu":
+            _release(cfg.providers, cfg.device)
         with contextlib.ExitStack() as stack:
             if self.method == "graph":  # forward, capture and replay on one side stream per framework
                 for backend in _backends(cfg.providers, cfg.device):
@@ -174,7 +179,7 @@ class Runner:
             rec.status, rec.error = classify(e)
             self._emit(rec)
             if rec.status == "oom":
-                _free(provider_name, cfg.device)
+                _release([provider_name], cfg.device)
             return None
         return _Active(rec, sampler, keep=[call, timed])
 
@@ -241,17 +246,22 @@ def _backends(providers: Sequence[str], device: str) -> list[Any]:
     return out
 
 
-def _free(provider_name: str, device: str) -> None:
-    """After an OOM: give cached blocks back so the next case starts clean."""
+def _release(providers: Sequence[str], device: str) -> None:
+    """Give the frameworks' cached device blocks back (before a case, and after an OOM).
+
+    A case then allocates from a fresh pool whatever ran before it: on an H200, PyTorch's
+    multi-kernel backward of x [16,1,1,1] / y [16,3,224,224] / w [3,1,224] (intermediates
+    that stay in L2) measured 71.2-74.3 us across three runs of the lerp suite in one process
+    with a reused pool; docs/op_benchmark/validation.md has the run with this release.
+    """
     import gc
 
-    from opbench.providers import get_provider
-
     gc.collect()
-    try:
-        get_provider(provider_name, device).backend.empty_cache()
-    except Exception:
-        pass
+    for backend in _backends(providers, device):
+        try:
+            backend.empty_cache()
+        except Exception:
+            pass
 
 
 def run_cases(cases: Sequence[Case], config: BenchConfig, **kw: Any) -> Runner:

@@ -104,3 +104,29 @@ def test_ctrl_c_keeps_what_was_measured(monkeypatch):
     assert recs[0].status == "ok" and recs[0].samples == 30  # finished fwd
     assert recs[1].direction == "bwd" and recs[1].stop_reason == "interrupted" and recs[1].samples > 0
     assert len(recs) == 2  # the second case never started
+
+
+def test_cached_device_memory_is_released_before_each_gpu_case_and_direction(monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner_mod, "_release", lambda providers, device: calls.append((tuple(providers), device)))
+    cases = [parse_line(SMALL), parse_line(SMALL)]
+    # No GPU here: the torch provider cannot be prepared on "gpu", but the release runs before preparing.
+    recs = Runner(config(device="gpu"), progress=False).run(cases)
+    assert len(recs) == 4 and calls == [(("torch",), "gpu")] * 4
+    calls.clear()
+    Runner(config(device="gpu", release_memory=False), progress=False).run(cases)
+    Runner(config(), progress=False).run(cases)  # CPU: nothing cached to give back
+    assert calls == []
+
+
+def test_release_empties_every_backend_cache(monkeypatch):
+    class Fake:
+        emptied = 0
+
+        def empty_cache(self):
+            Fake.emptied += 1
+
+    monkeypatch.setattr(runner_mod, "_backends", lambda providers, device: [Fake(), Fake()])
+    runner_mod._release(["torch", "paddle"], "gpu")
+    assert Fake.emptied == 2
+    assert config().as_dict()["release_memory"] is True
