@@ -4,7 +4,7 @@
 #   bash docs/gpu_run.sh OUTDIR tests|lerp|validate|paddle-check ...
 #
 # tests:        the gpu-marked tests (builds the torch extension first)
-# lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd and bwd)
+# lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd)
 # core:         the core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
@@ -24,7 +24,7 @@ step_tests() {
 }
 
 step_lerp() {
-  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd \
+  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd,fwd+bwd \
     --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md"
 }

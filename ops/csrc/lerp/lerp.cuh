@@ -8,7 +8,9 @@
 //               is an attribute or a one-element tensor read once. One fused
 //               pass, 128-bit loads/stores when aligned, scalar tail; 1, 2 or
 //               4 packs per thread (one wave for small tensors).
-//   bcast fwd : forward with broadcasting: one pack per thread, offsets from
+//   bcast fwd : forward with broadcasting. Large tensors (rows form): a warp
+//               owns K rows x 32-64 packs, one index decomposition per item
+//               and one add per further row; small ones: one pack per thread,
 //               one index decomposition per pack (broadcast inputs only).
 //   gen_r     : backward; the dims a gradient is reduced over are innermost.
 //               One block per (kept index, slice of the reduced range) reduces
@@ -16,8 +18,9 @@
 //               way.
 //   gen_k     : backward; the kept dims are innermost (column-like sums).
 //               One thread per (kept pack, slice of the reduced range), or
-//               several per kept pack when there are few; may also sum a
-//               second reduced gradient that is constant per block (fusion).
+//               several per kept pack when there are few or the reduced range
+//               is short (then no slices); may also sum a second reduced
+//               gradient that is constant per block (fusion).
 // A reduction that needs more than one block per output element writes
 // per-slice partials to a small workspace, summed in fixed order by one
 // second tiny launch (finalize, both gradients at once). No float atomics.
@@ -280,7 +283,7 @@ struct GenArgs {
   T* tgt2 = nullptr;                         // target2's gradient
   int P = 1;
   int64_t chunk = 0;
-  int subs = 1;          // gen_k: threads per kept group (> 1 when the groups fill under half a block)
+  int subs = 1;          // gen_k: threads per kept group (> 1: few groups, or a short reduced range)
   unsigned mask = 0xfu;  // tensors whose offsets are needed (bit kOut, kX, kY, kW)
 };
 
@@ -317,6 +320,90 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
       o[k] = lerp_value<A>(raw_at<T, VEC>(xp, bx, k), raw_at<T, VEC>(yp, by, k),
                            a.w ? raw_at<T, VEC>(wp, bw, k) : wsc);
     store_pack<T, VEC>(a.out, e, o);
+  }
+}
+
+// Row start for fwd_rows_kernel: offsets of x, y, w at row r (dims [0, inner))
+// and r's index along dim inner - 1 (the one the next rows advance along).
+template <typename I>
+__device__ __forceinline__ void row_start(const Layout& lay, int inner, I r, unsigned mask, I (&off)[kNumT],
+                                          I& c1) {
+  decompose_dev<I>(lay, 0, inner, r, mask, off);
+  const int d1 = inner - 1;
+  I q;
+  if (sizeof(I) == 4) {
+    q = static_cast<I>(fast_div(static_cast<uint32_t>(r), lay.magic[d1], lay.shift[d1]));
+  } else {
+    q = r / static_cast<I>(lay.size[d1]);
+  }
+  c1 = r - q * static_cast<I>(lay.size[d1]);
+}
+
+// Forward with broadcasting, row form (rows of >= 16 packs): out is viewed as
+// rows of its innermost collapsed dim (W elements, W / VEC packs). A warp owns
+// an item: K consecutive rows x one chunk of 32*C packs of each; the x, y, w
+// offsets come from one index decomposition per item and one add per further
+// row (a carry into the next dim decomposes again). The per-pack index math
+// of fwd_bcast_kernel made that kernel instruction-bound (ncu on an H200: 87%
+// SM throughput, 1.3 TB/s, for f16 x [64,1,128,256] y [64,32,1,256]).
+template <typename T, int VEC, int C, bool HASW, typename I>
+__global__ void __launch_bounds__(kThreads)
+    fwd_rows_kernel(Layout lay, GenArgs<T> a, int64_t rows, int64_t K, int64_t ncol, int64_t items) {
+  using A = typename AccOf<T>::type;
+  const int inner = lay.nk + lay.nr - 1;
+  const int d1 = inner - 1;
+  const I W = static_cast<I>(lay.size[inner]);
+  const I Wp = W / VEC;
+  const I sx = static_cast<I>(lay.stride[kX][inner]), sy = static_cast<I>(lay.stride[kY][inner]);
+  const I sw = HASW ? static_cast<I>(lay.stride[kW][inner]) : I(0);
+  const bool bx = sx == 0, by = sy == 0, bw = sw == 0;
+  const I n1 = static_cast<I>(lay.size[d1]);
+  const I tx = static_cast<I>(lay.stride[kX][d1]), ty = static_cast<I>(lay.stride[kY][d1]);
+  const I tw = HASW ? static_cast<I>(lay.stride[kW][d1]) : I(0);
+  const unsigned mask = (1u << kX) | (1u << kY) | (HASW ? (1u << kW) : 0u);
+  const A wsc = static_cast<A>(a.wsc);
+  const int lane = threadIdx.x & 31;
+  const int64_t nwarps = static_cast<int64_t>(gridDim.x) * (kThreads / 32);
+  for (int64_t it = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5; it < items; it += nwarps) {
+    // item -> (row group, column chunk); no division in the common one-chunk case
+    const int64_t rg = ncol == 1 ? it : static_cast<int64_t>(static_cast<I>(it) / static_cast<I>(ncol));
+    const I col0 = static_cast<I>(it - rg * ncol) * (32 * C) + lane;
+    I r = static_cast<I>(rg * K);
+    const I rend = static_cast<I>(rg * K + K < rows ? rg * K + K : rows);
+    I off[kNumT], c1;
+    row_start<I>(lay, inner, r, mask, off, c1);
+    for (; r < rend; ++r) {
+      Pack<T, VEC> xp[C], yp[C], wp[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const I e = (col0 + c * 32) * VEC;
+        if (col0 + c * 32 < Wp) {
+          load_raw<T, VEC>(a.x, off[kX] + e * sx, bx, xp[c]);
+          load_raw<T, VEC>(a.y, off[kY] + e * sy, by, yp[c]);
+          if (HASW) load_raw<T, VEC>(a.w, off[kW] + e * sw, bw, wp[c]);
+        }
+      }
+      const I orow = r * W;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const I e = (col0 + c * 32) * VEC;
+        if (col0 + c * 32 < Wp) {
+          A o[VEC];
+#pragma unroll
+          for (int k = 0; k < VEC; ++k)
+            o[k] = lerp_value<A>(raw_at<T, VEC>(xp[c], bx, k), raw_at<T, VEC>(yp[c], by, k),
+                                 HASW ? raw_at<T, VEC>(wp[c], bw, k) : wsc);
+          store_pack<T, VEC>(a.out, orow + e, o);
+        }
+      }
+      if (++c1 == n1) {
+        if (r + 1 < rend) row_start<I>(lay, inner, r + 1, mask, off, c1);
+      } else {
+        off[kX] += tx;
+        off[kY] += ty;
+        if (HASW) off[kW] += tw;
+      }
+    }
   }
 }
 
@@ -445,10 +532,11 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 }
 
 // Backward, kept dims innermost: thread per VEC kept indices, grid.y = P
-// slices of L. a.subs > 1 (few kept indices: every block covers all of
-// them): thread t handles group t % G, positions r0 + t / G + k * subs of
-// its slice, and the subs partial sums of a group are added in fixed order
-// through shared memory. With a.target2: that gradient's per-block sum goes
+// slices of L. a.subs > 1 (few kept indices, or a short reduced range): a
+// block covers tiles of G = kThreads / subs groups; thread t handles group
+// t % G of the tile, positions r0 + t / G + k * subs of its slice, and the
+// subs partial sums of a group are added in fixed order through shared
+// memory. With a.target2: that gradient's per-block sum goes
 // to ws2[blockIdx.y * gridDim.x + blockIdx.x] and the slice's target2 index
 // to key2[blockIdx.y].
 template <typename T, int VEC, int B, bool XY, typename I>
@@ -461,35 +549,39 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
   A acc2 = A(0);
   if (a.subs > 1) {
     __shared__ A part[kThreads * VEC];
-    const int ng = static_cast<int>(ngroups);
+    const int ng = kThreads / a.subs;  // groups per tile
     const int sub = static_cast<int>(threadIdx.x) / ng;
     const int gl = static_cast<int>(threadIdx.x) - sub * ng;
-    const int64_t j = static_cast<int64_t>(gl) * VEC;
-    A acc[VEC];
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-    if (sub < a.subs) {
-      I ok[kNumT];
-      decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
-      run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
-                                  static_cast<I>(a.subs), acc, acc2);
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) part[threadIdx.x * VEC + k] = acc[k];
-    __syncthreads();
-    if (sub == 0) {
+    for (int64_t t0 = static_cast<int64_t>(blockIdx.x) * ng; t0 < ngroups; t0 += static_cast<int64_t>(gridDim.x) * ng) {
+      const int64_t j = (t0 + gl) * VEC;
+      const bool live = t0 + gl < ngroups;
+      A acc[VEC];
 #pragma unroll
       for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-      for (int q = 0; q < a.subs; ++q) {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) acc[k] += part[(q * ng + gl) * VEC + k];
+      if (live && sub < a.subs) {
+        I ok[kNumT];
+        decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+        run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
+                                    static_cast<I>(a.subs), acc, acc2);
       }
-      if (a.P == 1) {
-        store_pack<T, VEC>(a.tgt, j, acc);
-      } else {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+      for (int k = 0; k < VEC; ++k) part[threadIdx.x * VEC + k] = acc[k];
+      __syncthreads();
+      if (live && sub == 0) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+        for (int q = 0; q < a.subs; ++q) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) acc[k] += part[(q * ng + gl) * VEC + k];
+        }
+        if (a.P == 1) {
+          store_pack<T, VEC>(a.tgt, j, acc);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+        }
       }
+      __syncthreads();  // part[] is reused by the next tile
     }
   } else {
     for (int64_t jg = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; jg < ngroups;
@@ -731,7 +823,39 @@ void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, d
   check_cuda(cudaGetLastError(), "contig kernel launch");
 }
 
-// Forward with broadcasting (layout with nothing reduced: all dims in R).
+// fwd_rows_kernel launch: items of K rows x 32*C packs, K chosen so that about
+// two waves of warps have work. Launches nothing and returns false when K
+// would be 1 (small tensors): there the row form saves no index math and
+// measured slower on an H200 (kernel 7.6 vs 7.2 us for [16,1,1,1] x
+// [16,3,224,224] with w [3,1,224]; 45.8 vs 89.8 us for the f16 middle dims).
+template <typename T, int VEC, int C, bool HASW, typename I>
+bool rows_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+  const int inner = lay.nk + lay.nr - 1;
+  const int64_t W = lay.size[inner];
+  const int64_t rows = n / W;
+  const int64_t ncol = ceil_div(W / VEC, 32 * C);
+  const int64_t warps = wave_of(reinterpret_cast<const void*>(&fwd_rows_kernel<T, VEC, C, HASW, I>)) * (kThreads / 32);
+  const int64_t K = rows * ncol / (2 * warps);
+  if (K < 2) return false;
+  const int64_t items = ceil_div(rows, K) * ncol;
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(items, kThreads / 32), grid_cap()));
+  fwd_rows_kernel<T, VEC, C, HASW, I><<<blocks, kThreads, 0, stream>>>(lay, a, rows, K, ncol, items);
+  return true;
+}
+
+template <typename T, int VEC, typename I>
+bool rows_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, bool two, cudaStream_t stream) {
+  if (two) {
+    return a.w ? rows_launch<T, VEC, 2, true, I>(lay, a, n, stream) : rows_launch<T, VEC, 2, false, I>(lay, a, n, stream);
+  }
+  return a.w ? rows_launch<T, VEC, 1, true, I>(lay, a, n, stream) : rows_launch<T, VEC, 1, false, I>(lay, a, n, stream);
+}
+
+// Forward with broadcasting (layout with nothing reduced: all dims in R): the
+// row form for large tensors whose rows have >= 16 packs (2 packs per lane
+// above 32), else one
+// pack per thread with a full index decomposition each. LERP_FWD_ROWS=0
+// turns the row form off (read once).
 template <typename T>
 void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
@@ -752,11 +876,28 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
   const bool al = aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out);
   const bool vec = al && vec_ok(lay, inner, V, used);
   const bool small = small_layout(lay);
-  // One pack per thread: 2 or 4 per thread (as in contig) measured slower here
-  // on an H200 (more registers, fewer resident blocks): 9.8 vs 10.3-10.5 us
-  // for [16,1,1,1] x [16,3,224,224] with w [3,1,224]; 10.8 vs 9.1 us
-  // (the old one-pack gen_r) for bf16 [16,3,224,224] with w [224].
   const int v = vec ? V : 1;
+  const int64_t wp = lay.size[inner] / v;
+  static const int rows_on = env_int("LERP_FWD_ROWS", 1);
+  if (rows_on && nd >= 2 && wp >= 16) {
+    const bool two = wp > 32;
+    bool done;
+    if (vec && small) {
+      done = rows_pick<T, V, int32_t>(lay, a, n, two, stream);
+    } else if (vec) {
+      done = rows_pick<T, V, int64_t>(lay, a, n, two, stream);
+    } else if (small) {
+      done = rows_pick<T, 1, int32_t>(lay, a, n, two, stream);
+    } else {
+      done = rows_pick<T, 1, int64_t>(lay, a, n, two, stream);
+    }
+    if (done) {
+      check_cuda(cudaGetLastError(), "bcast forward (rows) kernel launch");
+      return;
+    }
+  }
+  // One pack per thread: 2 or 4 per thread measured slower here on an H200
+  // (more registers, fewer resident blocks).
   const int64_t nv = n / v;
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(nv, kThreads), grid_cap()));
   if (vec && small) {
@@ -883,10 +1024,21 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     pick.vec = al && vec_ok(lay, inner, V, used);
     const int v = pick.vec ? V : 1;
     const int64_t groups = lay.M / v;
-    gx = std::min<int64_t>(ceil_div(groups, kThreads), int64_t(sms) * 16);
-    // Few groups: split each block's slice between kThreads / groups threads per group.
-    a.subs = groups <= kThreads / 2 ? static_cast<int>(kThreads / groups) : 1;
     const int64_t want = wave_of(pick.kernel());
+    if (groups <= kThreads / 2) {  // few groups: kThreads / groups threads per group, one tile
+      a.subs = static_cast<int>(kThreads / groups);
+    } else {
+      // Many groups over a short reduced range: 2-32 threads per group when that
+      // fills LERP_SUBS_WAVES waves (default 2; 0: never), so that no slices (and
+      // no finalize launch) are needed.
+      // Measured on an H200 for x [3,224,224] vs y [16,3,224,224]: see lerp-design.md.
+      static const int waves = env_int("LERP_SUBS_WAVES", 2);
+      const int64_t target = want * waves;
+      int s2 = 1;
+      while (target > 0 && s2 < 32 && 2 * s2 <= lay.L && ceil_div(groups * s2, kThreads) < target) s2 *= 2;
+      a.subs = target > 0 && ceil_div(groups * s2, kThreads) >= target ? s2 : 1;
+    }
+    gx = std::min<int64_t>(ceil_div(groups, kThreads / a.subs), int64_t(sms) * 16);
     P = std::max<int64_t>(1, ceil_div(want, gx));
     P = std::min<int64_t>(P, std::max<int64_t>(1, ceil_div(lay.L, std::max(8, a.subs))));
     P = std::min<int64_t>(P, 65535);
