@@ -113,7 +113,7 @@ def check(name: str, measured: float, reference: float, tol: float) -> dict:
             "tolerance": tol, "pass": abs(diff) <= tol}
 
 
-def repeat_check(runs: int, budget_s: float, wanted: list[str]) -> tuple[list[dict], str]:
+def repeat_check(runs: int, budget_s: float, wanted: list[str], release: bool = True) -> tuple[list[dict], str]:
     import ops
 
     path = SUITE_DIR / "lerp.txt"
@@ -123,7 +123,7 @@ def repeat_check(runs: int, budget_s: float, wanted: list[str]) -> tuple[list[di
         cases, source = [parse_line(s) for s in FALLBACK_LERP], "fallback lerp cases (lerp.txt missing)"
     providers = [p for p in wanted if p != "torch-ops" or ops.available("torch") is None]
     cfg = BenchConfig(providers=providers, directions=["fwd", "bwd"], device="gpu", method="events",
-                      rule=default_rule(budget_s))
+                      rule=default_rule(budget_s), release_memory=release)
     medians: dict[tuple, list[float]] = {}
     notes: dict[tuple, list[str]] = {}
     for _ in range(runs):
@@ -151,6 +151,8 @@ def main() -> int:
     ap.add_argument("--providers", default="torch,torch-ops",
                     help="providers for the repeatability runs (default torch,torch-ops; torch-ops when built)")
     ap.add_argument("--skip-repeat", action="store_true", help="skip the lerp repeatability check")
+    ap.add_argument("--no-release-memory", action="store_true",
+                    help="repeatability runs reuse the allocator pool across cases (the runner's old behaviour)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("validate.py needs a CUDA GPU", file=sys.stderr)
@@ -169,7 +171,7 @@ def main() -> int:
         torch.cuda.empty_cache()
     source = "skipped"
     if not args.skip_repeat:
-        rep, source = repeat_check(args.runs, budget_s, args.providers.split(","))
+        rep, source = repeat_check(args.runs, budget_s, args.providers.split(","), not args.no_release_memory)
         rows += rep
         if not rep:
             rows.append({"check": "repeat: no case above 50 us", "diff": 0.0, "tolerance": TOL_REPEAT,
