@@ -2,7 +2,10 @@
 
 PyTorch: the op's autograd is a C++ ``torch::autograd::Function`` (``lerp_autograd``) by
 default; ``OPBENCH_TORCH_AUTOGRAD=python`` uses the ``torch.library.register_autograd`` rule on
-``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for).
+``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for). With same-shape
+float32/float64 x, y, weight and a weight that needs a gradient, the C++ Function's forward also
+writes ``y - x`` and saves it (with the weight) instead of x and y, so that the backward reads three
+tensors instead of four (``lerp_save_diff`` / ``lerp_backward_from_diff``).
 The framework is told by the tensor's type (never importing a framework that
 is not installed). A Python float weight goes to the scalar path as an
 attribute; a one-element weight tensor also takes the scalar path (read once on
@@ -143,6 +146,17 @@ def _torch_setup() -> None:
             dy = empty(y.shape) if need_y else empty((0,))
             dw = empty(weight.shape) if (need_w and weight is not None) else empty((0,))
             return dx, dy, dw
+
+        @torch.library.register_fake("opbench_lerp::lerp_save_diff")
+        def _save_diff_fake(x, y, weight):  # noqa: ANN001, ANN202
+            return tuple(torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device) for _ in range(2))
+
+        @torch.library.register_fake("opbench_lerp::lerp_backward_from_diff")
+        def _from_diff_fake(grad, diff, weight, need_x, need_y, need_w):  # noqa: ANN001, ANN202
+            return tuple(
+                torch.empty(tuple(weight.shape) if need else (0,), dtype=weight.dtype, device=weight.device)
+                for need in (need_x, need_y, need_w)
+            )
 
         def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
             x, y, weight, scalar_weight = inputs

@@ -38,6 +38,7 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "middle_dims_w": ([8, 1, 64, 256], [8, 16, 1, 256], [64, 1]),
     "odd_tail": ([1000003], [1000003], 0.2),
     "same_large": ([1000, 1024], [1000, 1024], [1000, 1024]),
+    "same_odd": ([1000003], [1000003], [1000003]),  # the saved-diff path's scalar tail
     "column_reduce": ([1, 4096], [512, 4096], 0.7),
     "short_rows": ([4096, 1], [4096, 3], [3]),
     "scalar_tensor_dw": ([300, 1000], [300, 1000], [1]),
@@ -146,3 +147,52 @@ def run_torch_case(torch: Any, case: str, dtype: str, device: str, seed: int = 0
         assert gr is not None, f"{case} {dtype} {name} missing"
         assert_close(_torch_np(gr), ref[name], dtype, f"{case} {dtype} {name}",
                      terms_of(ref["out"].shape, tuple(t.shape)))
+
+
+def _saved_by_forward(torch: Any, x: Any, y: Any, w: Any) -> list[Any]:
+    """The tensors our op's autograd saves for its backward (packed through saved_tensors_hooks)."""
+    from ops import lerp
+
+    saved: list[Any] = []
+
+    def pack(t: Any) -> Any:
+        saved.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        lerp(x, y, w)
+    return saved
+
+
+def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
+    """Same-shape float32/float64 x, y, w with w needing a gradient: the forward saves y - x and w
+    (not x and y), and every subset of gradients is bitwise what the x, y path gives."""
+    from ops import lerp
+
+    monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+    gen = torch.Generator(device="cpu").manual_seed(3)
+
+    def mk(dtype: Any, shape: tuple[int, ...] = (37, 53), grad: bool = True) -> Any:
+        return torch.randn(shape, generator=gen, dtype=dtype).to(device).requires_grad_(grad)
+
+    for dtype in (torch.float32, torch.float64):
+        x, y, w = mk(dtype), mk(dtype), mk(dtype)
+        saved = _saved_by_forward(torch, x, y, w)
+        assert len(saved) == 2 and torch.equal(saved[0], (y - x).detach())
+        assert torch.equal(saved[1], w)
+        g = mk(dtype, grad=False)
+        for inputs in ([x, y, w], [w], [x, w], [y, w]):
+            ours = torch.autograd.grad(lerp(x, y, w), inputs, g)
+            monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "python")  # saves x, y, w
+            plain = torch.autograd.grad(lerp(x, y, w), inputs, g)
+            monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+            for p, q in zip(ours, plain, strict=True):
+                assert torch.equal(p, q)
+    # Not taken: 2-byte types (y - x would be rounded), w without a gradient, broadcast shapes, no_grad.
+    half = [mk(torch.float16) for _ in range(3)]
+    assert len(_saved_by_forward(torch, *half)) == 3
+    x, y = mk(torch.float32), mk(torch.float32)
+    assert len(_saved_by_forward(torch, x, y, mk(torch.float32, grad=False))) == 3
+    assert len(_saved_by_forward(torch, x, y, mk(torch.float32, (53,)))) == 3
+    with torch.no_grad():
+        assert _saved_by_forward(torch, x, y, mk(torch.float32)) == []

@@ -7,7 +7,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lerp_testlib import CASES, DTYPES, assert_close, draw, reference, run_torch_case, terms_of
+from lerp_testlib import (
+    CASES,
+    DTYPES,
+    assert_close,
+    check_saved_diff,
+    draw,
+    reference,
+    run_torch_case,
+    terms_of,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -83,9 +92,32 @@ def test_torch_compile_fake(torch_ext: Any) -> None:
     x = torch.randn(3, 1, 4, requires_grad=True)
     y = torch.randn(3, 2, 4, requires_grad=True)
     w = torch.rand(4, requires_grad=True)
-    for op in (torch.ops.opbench_lerp.lerp.default, torch.ops.opbench_lerp.lerp_autograd.default):
-        torch.library.opcheck(op, (x, y, w, 0.0),
-                              test_utils=("test_schema", "test_faketensor", "test_autograd_registration"))
+    utils = ("test_schema", "test_faketensor", "test_autograd_registration")
+    ns = torch.ops.opbench_lerp
+    for op in (ns.lerp.default, ns.lerp_autograd.default):
+        torch.library.opcheck(op, (x, y, w, 0.0), test_utils=utils)
+    a, b, c = (torch.randn(3, 4) for _ in range(3))
+    torch.library.opcheck(ns.lerp_save_diff.default, (a, b, c), test_utils=utils[:2])
+    for need in ((True, True, True), (False, True, False)):
+        torch.library.opcheck(ns.lerp_backward_from_diff.default, (a, b, c, *need), test_utils=utils[:2])
+
+
+def test_torch_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tensor weight that needs a gradient: y - x saved instead of x and y, same gradients."""
+    check_saved_diff(torch_ext, "cpu", monkeypatch)
+
+
+def test_torch_saved_diff_ops_errors(torch_ext: Any) -> None:
+    """The saved-diff ops name the shapes they cannot take."""
+    torch = torch_ext
+    ns = torch.ops.opbench_lerp
+    a, b = torch.randn(3, 4), torch.randn(4)
+    with pytest.raises(ValueError, match=r"shapes \[3, 4\], \[4\] and \[3, 4\] differ"):
+        ns.lerp_save_diff(a, b, a)
+    with pytest.raises(ValueError, match="differ"):
+        ns.lerp_backward_from_diff(a, a, b, True, True, True)
+    with pytest.raises(TypeError, match="dtype"):
+        ns.lerp_save_diff(a, a, a.double())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -160,9 +192,11 @@ def test_torch_compile_end_to_end(torch_ext: Any, tmp_path: Any, monkeypatch: An
     y = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
     w = torch.rand(5, dtype=torch.float64, requires_grad=True)
     f = torch.compile(lambda a, b, c: lerp(a, b, c) * 2, fullgraph=True)  # inductor checks strides
-    out = f(x, y, w)
-    ref = torch.lerp(x, y, w) * 2
-    torch.testing.assert_close(out, ref)
-    g = torch.randn_like(ref)
-    for p, q in zip(torch.autograd.grad(out, (x, y, w), g), torch.autograd.grad(ref, (x, y, w), g), strict=True):
-        torch.testing.assert_close(p, q)
+    same = [torch.randn(4, 5, dtype=torch.float64, requires_grad=True) for _ in range(3)]  # saves y - x
+    for args in ((x, y, w), same):
+        out = f(*args)
+        ref = torch.lerp(*args) * 2
+        torch.testing.assert_close(out, ref)
+        g = torch.randn_like(ref)
+        for p, q in zip(torch.autograd.grad(out, args, g), torch.autograd.grad(ref, args, g), strict=True):
+            torch.testing.assert_close(p, q)

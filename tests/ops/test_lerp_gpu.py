@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lerp_testlib import CASES, DTYPES, GPU_CASES, run_torch_case
+from lerp_testlib import CASES, DTYPES, GPU_CASES, check_saved_diff, run_torch_case
 
 torch = pytest.importorskip("torch")
 
@@ -63,6 +63,13 @@ def test_cuda_unaligned(torch_ext: Any, dtype: str) -> None:
     torch.testing.assert_close(lerp(x, y, w).double(), ref, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(lerp(x, y, 0.3).double(), torch.lerp(x.double(), y.double(), 0.3), rtol=1e-2,
                                atol=1e-2)
+    if dtype in ("float32", "float64"):  # the saved-diff forward and backward, off alignment
+        xs, ys, ws = (t.detach().requires_grad_() for t in (x, y, w))
+        g = torch.randn(4097, device="cuda").to(dt)[1:]
+        got = torch.autograd.grad(lerp(xs, ys, ws), (xs, ys, ws), g)
+        want = torch.autograd.grad(torch.lerp(xs, ys, ws), (xs, ys, ws), g)
+        for p, q in zip(got, want, strict=True):
+            torch.testing.assert_close(p, q)
 
 
 def test_cuda_deterministic(torch_ext: Any) -> None:
@@ -77,3 +84,8 @@ def test_cuda_deterministic(torch_ext: Any) -> None:
     r2 = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
     for p, q in zip(r1, r2, strict=True):
         assert torch.equal(p, q)
+
+
+def test_cuda_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tensor weight that needs a gradient: y - x saved instead of x and y, same gradients."""
+    check_saved_diff(torch_ext, "cuda", monkeypatch)

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
-#   bash docs/ops/diagnostics/run.sh OUTDIR
+#   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
+# Sections (default: all): ncu timeline inductor knobs nd.
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|nd ...]}
+shift
+sections=${*:-ncu timeline inductor knobs nd}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -14,26 +17,48 @@ C1='paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), 
 C3='paddle.lerp(Tensor([3, 224, 224],"float32"), Tensor([16, 3, 224, 224],"float32"), 0.7)'
 BF='paddle.lerp(Tensor([16, 3, 224, 224],"bfloat16"), Tensor([16, 3, 224, 224],"bfloat16"), Tensor([224],"bfloat16"))'
 F16M='paddle.lerp(Tensor([64, 1, 128, 256],"float16"), Tensor([64, 32, 1, 256],"float16"), 0.3)'
-# 1. ncu: our broadcast forward vs Triton's (speed of light, memory, occupancy, warp states)
-ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
-  --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
-  --section WarpStateStats python $here/ncu_target.py "$F16M|torch-ops|fwd" "$F16M|torch-compile|fwd" \
-  "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" >"$out/ncu.log" 2>&1
-# 2. where the event-timed microseconds go for a small case
-python $here/timeline.py "$C1" >"$out/timeline.log" 2>&1
-# 3. what torch.compile's training graph saves
-python $here/inductor_code.py >"$out/inductor_code.log" 2>&1
-# 4. the kernel-choice knobs (kernel time and event time)
-for m in kernel events; do
-  python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-compile --directions fwd,bwd \
-    --method $m --budget 200 --no-progress >"$out/compile_$m.md" 2>&1
-  for r in 0 1; do
-    LERP_FWD_ROWS=$r python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-ops \
-      --directions fwd --method $m --budget 200 --no-progress >"$out/rows${r}_$m.md" 2>&1
+
+# ncu: our broadcast forward vs Triton's (speed of light, memory, occupancy, warp states)
+section_ncu() {
+  ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
+    --section WarpStateStats python $here/ncu_target.py "$F16M|torch-ops|fwd" "$F16M|torch-compile|fwd" \
+    "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" >"$out/ncu.log" 2>&1
+}
+
+# where the event-timed microseconds go for a small case
+section_timeline() { python $here/timeline.py "$C1" >"$out/timeline.log" 2>&1; }
+
+# what torch.compile's training graph saves
+section_inductor() { python $here/inductor_code.py >"$out/inductor_code.log" 2>&1; }
+
+# the kernel-choice knobs (kernel time and event time)
+section_knobs() {
+  for m in kernel events; do
+    python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-compile --directions fwd,bwd \
+      --method $m --budget 200 --no-progress >"$out/compile_$m.md" 2>&1
+    for r in 0 1; do
+      LERP_FWD_ROWS=$r python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-ops \
+        --directions fwd --method $m --budget 200 --no-progress >"$out/rows${r}_$m.md" 2>&1
+    done
+    for w in 0 1 2 4; do
+      LERP_SUBS_WAVES=$w python -m opbench bench "$C3" "$CB" --providers torch-ops --directions bwd \
+        --method $m --budget 200 --no-progress >"$out/subs${w}_$m.md" 2>&1
+    done
   done
-  for w in 0 1 2 4; do
-    LERP_SUBS_WAVES=$w python -m opbench bench "$C3" "$CB" --providers torch-ops --directions bwd \
-      --method $m --budget 200 --no-progress >"$out/subs${w}_$m.md" 2>&1
+}
+
+# the one-pack broadcast forward with its dims count compiled in (LERP_FWD_ND=1) or not
+section_nd() {
+  for m in kernel events; do
+    python -m opbench bench "$CB" "$CB5" "$C3" "$BF" --providers torch-compile --directions fwd \
+      --method $m --budget 200 --no-progress >"$out/nd_compile_$m.md" 2>&1
+    for v in 0 1; do
+      LERP_FWD_ND=$v python -m opbench bench "$CB" "$CB5" "$C3" "$BF" --providers torch-ops --directions fwd \
+        --method $m --budget 200 --no-progress >"$out/nd${v}_$m.md" 2>&1
+    done
   done
-done
+}
+
+for s in $sections; do "section_$s" || echo "section $s failed"; done
 echo "diagnostics in $out"

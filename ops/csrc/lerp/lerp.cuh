@@ -88,7 +88,9 @@ __device__ __forceinline__ void store_pack(T* __restrict__ p, I off, const A (&v
 
 // Offsets of the used tensors (bit t of `mask`) at position idx of dims
 // [lo, hi). I = int32_t: all offsets/indices < 2^31, divisions by multiply
-// (magic numbers); I = int64_t: plain 64-bit division.
+// (magic numbers); I = int64_t: plain 64-bit division. With lo and hi known
+// at compile time (fwd_bcast_kernel's ND) the compiler unrolls the loop and
+// reads the sizes, magic numbers and strides straight from the parameters.
 template <typename I>
 __device__ __forceinline__ void decompose_dev(const Layout& lay, int lo, int hi, I idx, unsigned mask,
                                               I (&off)[kNumT]) {
@@ -152,16 +154,18 @@ __device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o,
 }
 
 // contig: x, y (and a full weight) have the output's shape. wmode: 0
-// attribute scalar, 1 one-element tensor (read once), 2 full tensor.
+// attribute scalar, 1 one-element tensor (read once), 2 full tensor. A
+// DIFF: also writes diff = y - x (what a training forward saves when the
+// weight needs a gradient: the backward then reads dout, w, diff).
 // Block b owns packs [b*256*U, (b+1)*256*U) (thread t: packs t, t+256, ...),
 // grid-stride beyond that; all U packs' loads are issued before any store.
 // U > 1 only for tensors of 1-4 waves of one-pack-per-thread blocks, so that
 // the grid is a single wave with more bytes in flight per thread (see
 // packs_per_thread()); scalar tail.
-template <typename T, int VEC, int U>
+template <typename T, int VEC, int U, bool DIFF>
 __global__ void __launch_bounds__(kThreads)
     fwd_contig_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w, int wmode,
-                      typename AccOf<T>::type wsc, T* __restrict__ out, int64_t n) {
+                      typename AccOf<T>::type wsc, T* __restrict__ out, T* __restrict__ diff, int64_t n) {
   using A = typename AccOf<T>::type;
   const A wr = wmode == 1 ? cvt_in(w[0]) : wsc;
   const bool wfull = wmode == 2;
@@ -187,6 +191,11 @@ __global__ void __launch_bounds__(kThreads)
         for (int k = 0; k < VEC; ++k)
           o[k] = lerp_value<A>(cvt_in(xp[u].v[k]), cvt_in(yp[u].v[k]), wfull ? cvt_in(wp[u].v[k]) : wr);
         store_pack<T, VEC>(out, i * VEC, o);
+        if (DIFF) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) o[k] = cvt_in(yp[u].v[k]) - cvt_in(xp[u].v[k]);
+          store_pack<T, VEC>(diff, i * VEC, o);
+        }
       }
     }
   }
@@ -194,11 +203,17 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = nv * VEC + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += tstride) {
     A wv = wfull ? cvt_in(w[i]) : wr;
     out[i] = cvt_out<T>(lerp_value<A>(cvt_in(x[i]), cvt_in(y[i]), wv));
+    if (DIFF) diff[i] = cvt_out<T>(cvt_in(y[i]) - cvt_in(x[i]));
   }
 }
 
-// DW: also dw = dout * (y - x) (full-size weight gradient; reads x and y).
-template <typename T, int VEC, int U, bool DW>
+// Full-size weight gradient of bwd_contig_kernel: none, dw = dout * (y - x)
+// (reads x and y), or dw = dout * y where y holds y - x saved by the forward.
+constexpr int kDwNone = 0;
+constexpr int kDwXY = 1;
+constexpr int kDwDiff = 2;
+
+template <typename T, int VEC, int U, int DW>
 __global__ void __launch_bounds__(kThreads)
     bwd_contig_kernel(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ y,
                       const T* __restrict__ w, int wmode, typename AccOf<T>::type wsc, T* __restrict__ dx,
@@ -216,10 +231,8 @@ __global__ void __launch_bounds__(kThreads)
       if (i < nv) {
         load_raw<T, VEC>(g, i * VEC, false, gp[u]);
         if (wfull) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
-        if (DW) {
-          load_raw<T, VEC>(x, i * VEC, false, xp[DW ? u : 0]);
-          load_raw<T, VEC>(y, i * VEC, false, yp[DW ? u : 0]);
-        }
+        if (DW == kDwXY) load_raw<T, VEC>(x, i * VEC, false, xp[DW ? u : 0]);
+        if (DW) load_raw<T, VEC>(y, i * VEC, false, yp[DW ? u : 0]);
       }
     }
 #pragma unroll
@@ -245,7 +258,8 @@ __global__ void __launch_bounds__(kThreads)
       if (DW) {
 #pragma unroll
         for (int k = 0; k < VEC; ++k)
-          o[k] = gv[k] * (cvt_in(yp[DW ? u : 0].v[k]) - cvt_in(xp[DW ? u : 0].v[k]));
+          o[k] = gv[k] * (DW == kDwXY ? cvt_in(yp[DW ? u : 0].v[k]) - cvt_in(xp[DW ? u : 0].v[k])
+                                      : cvt_in(yp[DW ? u : 0].v[k]));
         store_pack<T, VEC>(dw, i * VEC, o);
       }
     }
@@ -256,7 +270,7 @@ __global__ void __launch_bounds__(kThreads)
     A wv = wfull ? cvt_in(w[i]) : wr;
     if (dx) dx[i] = cvt_out<T>(gv * (A(1) - wv));
     if (dy) dy[i] = cvt_out<T>(gv * wv);
-    if (DW) dw[i] = cvt_out<T>(gv * (cvt_in(y[i]) - cvt_in(x[i])));
+    if (DW) dw[i] = cvt_out<T>(gv * (DW == kDwXY ? cvt_in(y[i]) - cvt_in(x[i]) : cvt_in(y[i])));
   }
 }
 
@@ -291,11 +305,12 @@ struct GenArgs {
 // offsets of x, y, w (bits of a.mask: the broadcast ones that are not a
 // single element) come from one index decomposition per pack over the
 // collapsed dims (32-bit magic-number divisions when I = int32_t). One pack
-// per thread, grid-stride.
-template <typename T, int VEC, typename I>
+// per thread, grid-stride. ND > 0: the layout has ND dims (unrolled index
+// math); 0: any number.
+template <typename T, int VEC, typename I, int ND>
 __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs<T> a, int64_t nv) {
   using A = typename AccOf<T>::type;
-  const int nd = lay.nk + lay.nr;
+  const int nd = ND > 0 ? ND : lay.nk + lay.nr;
   const int inner = nd - 1;
   const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
   const bool bw = a.w != nullptr && lay.stride[kW][inner] == 0;
@@ -778,17 +793,23 @@ template <typename T, bool FWD, int VEC, int U>
 void contig_launch(int64_t blocks, const T* a0, const T* x, const T* y, const T* w, int wmode, double wsc, T* o0,
                    T* o1, T* o2, int64_t n, cudaStream_t stream) {
   using A = typename AccOf<T>::type;
-  if (FWD) {
-    fwd_contig_kernel<T, VEC, U><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, static_cast<A>(wsc), o0, n);
+  const A ws = static_cast<A>(wsc);
+  if (FWD && o1) {
+    fwd_contig_kernel<T, VEC, 1, true><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, o1, n);
+  } else if (FWD) {
+    fwd_contig_kernel<T, VEC, U, false><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, nullptr, n);
+  } else if (o2 && x) {
+    bwd_contig_kernel<T, VEC, 1, kDwXY><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   } else if (o2) {
-    bwd_contig_kernel<T, VEC, 1, true><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, static_cast<A>(wsc),
-                                                                         o0, o1, o2, n);
+    bwd_contig_kernel<T, VEC, 1, kDwDiff><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   } else {
-    bwd_contig_kernel<T, VEC, U, false><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, static_cast<A>(wsc),
-                                                                          o0, o1, o2, n);
+    bwd_contig_kernel<T, VEC, U, kDwNone><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   }
 }
 
+// Contig pass: forward reads x, y (w), writes o0 = out and, when o1 is not
+// null, o1 = y - x; backward reads a0 = dout (w; x, y for dw) and writes
+// o0 = dx, o1 = dy, o2 = dw (each may be null).
 template <typename T, bool FWD>
 void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, double wsc, T* o0, T* o1, T* o2,
                    int64_t n, cudaStream_t stream) {
@@ -804,14 +825,14 @@ void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, d
   }
   const int64_t packs = std::max<int64_t>(1, n / V);
   const int64_t wave[3] = {
-      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 1>)
-                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 1, false>)),
-      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 2>)
-                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 2, false>)),
-      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 4>)
-                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 4, false>))};
-  // The full-size weight gradient (dw) variant runs one pack per thread.
-  const int u = (!FWD && o2) ? 1 : packs_per_thread(packs, wave);
+      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 1, false>)
+                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 1, kDwNone>)),
+      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 2, false>)
+                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 2, kDwNone>)),
+      wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 4, false>)
+                  : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 4, kDwNone>))};
+  // The dw and diff variants (tensor weight needing a gradient) run one pack per thread.
+  const int u = (FWD ? o1 != nullptr : o2 != nullptr) ? 1 : packs_per_thread(packs, wave);
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(packs, int64_t(kThreads) * u), grid_cap()));
   if (u == 4) {
     contig_launch<T, FWD, V, 4>(blocks, a0, x, y, w, wmode, wsc, o0, o1, o2, n, stream);
@@ -897,17 +918,27 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
     }
   }
   // One pack per thread: 2 or 4 per thread measured slower here on an H200
-  // (more registers, fewer resident blocks).
+  // (more registers, fewer resident blocks). The common vectorized 32-bit
+  // case has its dims count compiled in (2-4 dims); LERP_FWD_ND=0 turns that
+  // off (read once; for experiments).
+  static const int nd_on = env_int("LERP_FWD_ND", 1);
   const int64_t nv = n / v;
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(nv, kThreads), grid_cap()));
-  if (vec && small) {
-    fwd_bcast_kernel<T, V, int32_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  const int fixed = (nd_on && vec && small && nd >= 2 && nd <= 4) ? nd : 0;
+  if (fixed == 2) {
+    fwd_bcast_kernel<T, V, int32_t, 2><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  } else if (fixed == 3) {
+    fwd_bcast_kernel<T, V, int32_t, 3><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  } else if (fixed == 4) {
+    fwd_bcast_kernel<T, V, int32_t, 4><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  } else if (vec && small) {
+    fwd_bcast_kernel<T, V, int32_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   } else if (vec) {
-    fwd_bcast_kernel<T, V, int64_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+    fwd_bcast_kernel<T, V, int64_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   } else if (small) {
-    fwd_bcast_kernel<T, 1, int32_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+    fwd_bcast_kernel<T, 1, int32_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   } else {
-    fwd_bcast_kernel<T, 1, int64_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+    fwd_bcast_kernel<T, 1, int64_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   }
   check_cuda(cudaGetLastError(), "bcast forward kernel launch");
 }
@@ -1215,6 +1246,23 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
     a.tgt = outs[t];
     launch_general<T>(make_layout(os, xs, ys, ws, t), a, alloc, stream);
   }
+}
+
+// Training forward for same-shape x, y, w (n elements each) when w needs a
+// gradient: out = lerp(x, y, w) and diff = y - x in one pass. The backward
+// (lerp_backward_from_diff) then reads dout, w and diff instead of dout, w, x
+// and y, as torch.compile's generated code does.
+template <typename T>
+void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n, cudaStream_t stream) {
+  if (n > 0) launch_contig<T, true>(nullptr, x, y, w, 2, 0.0, out, diff, nullptr, n, stream);
+}
+
+// Gradients of same-shape x, y, w from diff = y - x: dx = g*(1-w), dy = g*w,
+// dw = g*diff; a null output is not computed.
+template <typename T>
+void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n,
+                             cudaStream_t stream) {
+  if (n > 0) launch_contig<T, false>(g, nullptr, diff, w, 2, 0.0, dx, dy, dw, n, stream);
 }
 
 }  // namespace gpu

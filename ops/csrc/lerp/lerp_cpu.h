@@ -148,4 +148,28 @@ void lerp_backward_cpu(const T* g, const T* x, const T* y, const T* w, double w_
   for (size_t i = 0; i < aw.size(); ++i) dw[i] = from_acc<T>(aw[i]);
 }
 
+// Training forward for same-shape x, y, w (n elements) when w needs a
+// gradient: out = lerp(x, y, w) and diff = y - x (see the CUDA core).
+template <typename T>
+void lerp_forward_save_diff_cpu(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n) {
+  using A = typename AccOf<T>::type;
+  for (int64_t i = 0; i < n; ++i) {
+    const A xv = to_acc(x[i]), yv = to_acc(y[i]);
+    out[i] = from_acc<T>(lerp_value<A>(xv, yv, to_acc(w[i])));
+    diff[i] = from_acc<T>(yv - xv);
+  }
+}
+
+// Gradients of same-shape x, y, w from diff = y - x; a null output is not computed.
+template <typename T>
+void lerp_backward_from_diff_cpu(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n) {
+  using A = typename AccOf<T>::type;
+  for (int64_t i = 0; i < n; ++i) {
+    const A gv = to_acc(g[i]), wv = to_acc(w[i]);
+    if (dx) dx[i] = from_acc<T>(gv * (A(1) - wv));
+    if (dy) dy[i] = from_acc<T>(gv * wv);
+    if (dw) dw[i] = from_acc<T>(gv * to_acc(diff[i]));
+  }
+}
+
 }  // namespace lerp_core

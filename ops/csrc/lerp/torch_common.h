@@ -44,6 +44,23 @@ inline lerp_core::Shape check_args(const at::Tensor& x, const at::Tensor& y, con
   return {};
 }
 
+// The saved-diff pair of ops takes three tensors of one shape (x, y, w forward; grad, diff, w backward).
+inline void check_same_shapes(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+  TORCH_CHECK_VALUE(a.sizes() == b.sizes() && a.sizes() == c.sizes(), "opbench ", op, ": shapes ", a.sizes(), ", ",
+                    b.sizes(), " and ", c.sizes(), " differ (this op takes three tensors of one shape)");
+}
+
+// Does the training forward save y - x instead of x and y? For same-shape float32/float64 x, y, w
+// when w needs a gradient (y - x is then exact, so dw is bitwise the same): the backward reads
+// dout, w, diff (3 tensors) instead of dout, w, x, y (4), as torch.compile's generated code does.
+inline bool saves_diff(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w) {
+  if (!w.has_value() || !w->requires_grad()) return false;
+  const auto s = x.scalar_type();
+  return (s == at::kFloat || s == at::kDouble) && y.scalar_type() == s && w->scalar_type() == s &&
+         y.device() == x.device() && w->device() == x.device() && x.sizes() == y.sizes() &&
+         x.sizes() == w->sizes();
+}
+
 // Calls f(T{}) with the element type for `s`; Half and BF16 are the 2-byte types of the core that
 // the caller uses (lerp_core::half_t/bf16_t on the CPU, __half/__nv_bfloat16 on the GPU).
 template <typename Half, typename BF16, typename F>

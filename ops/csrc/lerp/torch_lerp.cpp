@@ -54,44 +54,98 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_cpu(const at::Tenso
   return {dx, dy, dw};
 }
 
+std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cpu(const at::Tensor& x_, const at::Tensor& y_,
+                                                      const at::Tensor& w_) {
+  check_args(x_, y_, w_);
+  check_same_shapes("lerp_save_diff", x_, y_, w_);
+  at::Tensor x = x_.contiguous(), y = y_.contiguous(), w = w_.contiguous();
+  at::Tensor out = at::empty_like(x), diff = at::empty_like(x);
+  dispatch_cpu(x.scalar_type(), [&](auto tag) {
+    using T = decltype(tag);
+    lerp_core::lerp_forward_save_diff_cpu<T>(cptr<T>(x), cptr<T>(y), cptr<T>(w), mptr<T>(out), mptr<T>(diff),
+                                             x.numel());
+  });
+  return {out, diff};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cpu(const at::Tensor& g_,
+                                                                           const at::Tensor& diff_,
+                                                                           const at::Tensor& w_, bool need_x,
+                                                                           bool need_y, bool need_w) {
+  check_args(diff_, w_, std::nullopt);
+  check_same_shapes("lerp_backward_from_diff", g_, diff_, w_);
+  at::Tensor g = g_.to(diff_.scalar_type()).contiguous(), diff = diff_.contiguous(), w = w_.contiguous();
+  auto grad = [&](bool need) { return need ? at::empty_like(w) : at::empty({0}, w.options()); };
+  at::Tensor dx = grad(need_x), dy = grad(need_y), dw = grad(need_w);
+  dispatch_cpu(w.scalar_type(), [&](auto tag) {
+    using T = decltype(tag);
+    lerp_core::lerp_backward_from_diff_cpu<T>(cptr<T>(g), cptr<T>(diff), cptr<T>(w), need_x ? mptr<T>(dx) : nullptr,
+                                              need_y ? mptr<T>(dy) : nullptr, need_w ? mptr<T>(dw) : nullptr,
+                                              w.numel());
+  });
+  return {dx, dy, dw};
+}
+
 using LerpSig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, double);
 using LerpBwdSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
                                                                   const at::Tensor&,
                                                                   const std::optional<at::Tensor>&, double, bool,
                                                                   bool, bool);
 
+using SaveDiffSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&);
+using FromDiffSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                   const at::Tensor&, bool, bool, bool);
+
+template <typename Sig>
+c10::TypedOperatorHandle<Sig> op_handle(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
+}
+
 // C++ autograd for `lerp_autograd` (same math as the Python register_autograd
 // rule on `lerp`, without Python in the backward: lower launch overhead).
+// Saves x, y, w; or diff = y - x and w when saves_diff() (torch_common.h).
 struct LerpFn : public torch::autograd::Function<LerpFn> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y,
-                            const std::optional<at::Tensor>& w, double ws) {
-    ctx->save_for_backward({x, y, w.has_value() ? *w : at::Tensor()});
+                            const std::optional<at::Tensor>& w, double ws, bool diff_path) {
     ctx->saved_data["ws"] = ws;
+    ctx->saved_data["diff"] = diff_path;
     at::AutoDispatchBelowADInplaceOrView guard;
-    static auto op =
-        c10::Dispatcher::singleton().findSchemaOrThrow("opbench_lerp::lerp", "").typed<LerpSig>();
+    if (diff_path) {
+      static auto op = op_handle<SaveDiffSig>("opbench_lerp::lerp_save_diff");
+      auto [out, diff] = op.call(x, y, *w);
+      ctx->save_for_backward({diff, *w});
+      return out;
+    }
+    ctx->save_for_backward({x, y, w.has_value() ? *w : at::Tensor()});
+    static auto op = op_handle<LerpSig>("opbench_lerp::lerp");
     return op.call(x, y, w, ws);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &y = saved[1], &w = saved[2];
+    const bool diff_path = ctx->saved_data["diff"].toBool();
+    const at::Tensor& w = saved.back();
     // needs_input_grad indexes tensor inputs only: w is edge 2 when present.
     const bool nx = ctx->needs_input_grad(0), ny = ctx->needs_input_grad(1);
     const bool nw = w.defined() && ctx->needs_input_grad(2);
-    if (!(nx || ny || nw)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-    static auto op = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("opbench_lerp::lerp_backward", "")
-                         .typed<LerpBwdSig>();
-    std::optional<at::Tensor> wo = w.defined() ? std::optional<at::Tensor>(w) : std::nullopt;
-    auto res = op.call(grads[0], x, y, wo, ctx->saved_data["ws"].toDouble(), nx, ny, nw);
+    if (!(nx || ny || nw)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    std::tuple<at::Tensor, at::Tensor, at::Tensor> res;
+    if (diff_path) {
+      static auto op = op_handle<FromDiffSig>("opbench_lerp::lerp_backward_from_diff");
+      res = op.call(grads[0], saved[0], w, nx, ny, nw);
+    } else {
+      static auto op = op_handle<LerpBwdSig>("opbench_lerp::lerp_backward");
+      std::optional<at::Tensor> wo = w.defined() ? std::optional<at::Tensor>(w) : std::nullopt;
+      res = op.call(grads[0], saved[0], saved[1], wo, ctx->saved_data["ws"].toDouble(), nx, ny, nw);
+    }
     return {nx ? std::get<0>(res) : at::Tensor(), ny ? std::get<1>(res) : at::Tensor(),
-            nw ? std::get<2>(res) : at::Tensor(), at::Tensor()};
+            nw ? std::get<2>(res) : at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor lerp_autograd(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w, double ws) {
-  return LerpFn::apply(x, y, w, ws);
+  // Decided here: Function::apply runs forward() with grad mode off.
+  return LerpFn::apply(x, y, w, ws, at::GradMode::is_enabled() && saves_diff(x, y, w));
 }
 
 }  // namespace
@@ -104,6 +158,11 @@ TORCH_LIBRARY(opbench_lerp, m) {
       "bool need_y, bool need_w) -> (Tensor, Tensor, Tensor)");
   // Same as lerp, differentiable through a C++ autograd Function.
   m.def("lerp_autograd(Tensor x, Tensor y, Tensor? weight, float scalar_weight) -> Tensor");
+  // The saved-diff pair used by lerp_autograd (same-shape x, y, w; see saves_diff()).
+  m.def("lerp_save_diff(Tensor x, Tensor y, Tensor weight) -> (Tensor, Tensor)");
+  m.def(
+      "lerp_backward_from_diff(Tensor grad, Tensor diff, Tensor weight, bool need_x, bool need_y, bool need_w) "
+      "-> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(opbench_lerp, Autograd, m) { m.impl("lerp_autograd", &opbench_torch::lerp_autograd); }
@@ -113,4 +172,6 @@ TORCH_LIBRARY_IMPL(opbench_lerp, CPU, m) {
   m.impl("lerp", &opbench_torch::lerp_cpu);
   m.impl("lerp_backward", &opbench_torch::lerp_backward_cpu);
   m.impl("lerp_autograd", &opbench_torch::lerp_cpu);
+  m.impl("lerp_save_diff", &opbench_torch::lerp_save_diff_cpu);
+  m.impl("lerp_backward_from_diff", &opbench_torch::lerp_backward_from_diff_cpu);
 }
