@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs nd.
+# Sections (default: all): ncu timeline inductor knobs ncu_small.
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|nd ...]}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small ...]}
 shift
-sections=${*:-ncu timeline inductor knobs nd}
+sections=${*:-ncu timeline inductor knobs ncu_small}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -48,16 +48,13 @@ section_knobs() {
   done
 }
 
-# the one-pack broadcast forward with its dims count compiled in (LERP_FWD_ND=1) or not
-section_nd() {
-  for m in kernel events; do
-    python -m opbench bench "$CB" "$CB5" "$C3" "$BF" --providers torch-compile --directions fwd \
-      --method $m --budget 200 --no-progress >"$out/nd_compile_$m.md" 2>&1
-    for v in 0 1; do
-      LERP_FWD_ND=$v python -m opbench bench "$CB" "$CB5" "$C3" "$BF" --providers torch-ops --directions fwd \
-        --method $m --budget 200 --no-progress >"$out/nd${v}_$m.md" 2>&1
-    done
-  done
+# small broadcast forwards, ours vs Triton: instructions, active cycles, DRAM bytes, stall reasons per issue
+section_ncu_small() {
+  ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
+    --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+    python $here/ncu_target.py "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" "$BF|torch-ops|fwd" \
+    "$BF|torch-compile|fwd" >"$out/ncu_small.log" 2>&1
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done

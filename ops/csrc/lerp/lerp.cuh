@@ -88,9 +88,7 @@ __device__ __forceinline__ void store_pack(T* __restrict__ p, I off, const A (&v
 
 // Offsets of the used tensors (bit t of `mask`) at position idx of dims
 // [lo, hi). I = int32_t: all offsets/indices < 2^31, divisions by multiply
-// (magic numbers); I = int64_t: plain 64-bit division. With lo and hi known
-// at compile time (fwd_bcast_kernel's ND) the compiler unrolls the loop and
-// reads the sizes, magic numbers and strides straight from the parameters.
+// (magic numbers); I = int64_t: plain 64-bit division.
 template <typename I>
 __device__ __forceinline__ void decompose_dev(const Layout& lay, int lo, int hi, I idx, unsigned mask,
                                               I (&off)[kNumT]) {
@@ -138,19 +136,22 @@ __device__ __forceinline__ A block_sum(A v) {
 constexpr int kThreads = 256;
 
 // Raw 16-byte (VEC-element) loads kept unconverted until use (4 registers
-// per pack for every dtype); a broadcast operand is one element in v[0].
+// per pack for every dtype); a broadcast operand is one element, copied to
+// every v[k] (a few moves per pack instead of a select per element).
 template <typename T, int VEC, typename I>
 __device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bcast, Pack<T, VEC>& o) {
   if (VEC == 1 || bcast) {
     o.v[0] = p[off];
+#pragma unroll
+    for (int k = 1; k < VEC; ++k) o.v[k] = o.v[0];
   } else {
     o = *reinterpret_cast<const Pack<T, VEC>*>(p + off);
   }
 }
 
 template <typename T, int VEC>
-__device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o, bool bcast, int k) {
-  return cvt_in(bcast ? o.v[0] : o.v[k]);
+__device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o, int k) {
+  return cvt_in(o.v[k]);
 }
 
 // contig: x, y (and a full weight) have the output's shape. wmode: 0
@@ -305,12 +306,11 @@ struct GenArgs {
 // offsets of x, y, w (bits of a.mask: the broadcast ones that are not a
 // single element) come from one index decomposition per pack over the
 // collapsed dims (32-bit magic-number divisions when I = int32_t). One pack
-// per thread, grid-stride. ND > 0: the layout has ND dims (unrolled index
-// math); 0: any number.
-template <typename T, int VEC, typename I, int ND>
+// per thread, grid-stride.
+template <typename T, int VEC, typename I>
 __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs<T> a, int64_t nv) {
   using A = typename AccOf<T>::type;
-  const int nd = ND > 0 ? ND : lay.nk + lay.nr;
+  const int nd = lay.nk + lay.nr;
   const int inner = nd - 1;
   const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
   const bool bw = a.w != nullptr && lay.stride[kW][inner] == 0;
@@ -332,8 +332,8 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
     A o[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      o[k] = lerp_value<A>(raw_at<T, VEC>(xp, bx, k), raw_at<T, VEC>(yp, by, k),
-                           a.w ? raw_at<T, VEC>(wp, bw, k) : wsc);
+      o[k] = lerp_value<A>(raw_at<T, VEC>(xp, k), raw_at<T, VEC>(yp, k),
+                           a.w ? raw_at<T, VEC>(wp, k) : wsc);
     store_pack<T, VEC>(a.out, e, o);
   }
 }
@@ -406,8 +406,8 @@ __global__ void __launch_bounds__(kThreads)
           A o[VEC];
 #pragma unroll
           for (int k = 0; k < VEC; ++k)
-            o[k] = lerp_value<A>(raw_at<T, VEC>(xp[c], bx, k), raw_at<T, VEC>(yp[c], by, k),
-                                 HASW ? raw_at<T, VEC>(wp[c], bw, k) : wsc);
+            o[k] = lerp_value<A>(raw_at<T, VEC>(xp[c], k), raw_at<T, VEC>(yp[c], k),
+                                 HASW ? raw_at<T, VEC>(wp[c], k) : wsc);
           store_pack<T, VEC>(a.out, orow + e, o);
         }
       }
@@ -462,11 +462,10 @@ __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a,
                                          typename AccOf<T>::type& acc2) {
   using A = typename AccOf<T>::type;
   A r[VEC], g[VEC], w[VEC];
-  const bool bw = lay.stride[kW][inner] == 0;
 #pragma unroll
   for (int k = 0; k < VEC; ++k) {
     g[k] = cvt_in(v.g.v[k]);
-    w[k] = a.w ? raw_at<T, VEC>(v.w, bw, k) : static_cast<A>(a.wsc);
+    w[k] = a.w ? raw_at<T, VEC>(v.w, k) : static_cast<A>(a.wsc);
   }
   if (a.dx || a.target == kX || a.target2 == kX) {
 #pragma unroll
@@ -479,9 +478,8 @@ __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a,
     emit<T, VEC, I>(a, kY, a.dy, o[kOut], r, contrib, acc2);
   }
   if (XY) {
-    const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (raw_at<T, VEC>(v.y, by, k) - raw_at<T, VEC>(v.x, bx, k));
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (raw_at<T, VEC>(v.y, k) - raw_at<T, VEC>(v.x, k));
     emit<T, VEC, I>(a, kW, a.dw, o[kOut], r, contrib, acc2);
   }
 }
@@ -918,27 +916,17 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
     }
   }
   // One pack per thread: 2 or 4 per thread measured slower here on an H200
-  // (more registers, fewer resident blocks). The common vectorized 32-bit
-  // case has its dims count compiled in (2-4 dims); LERP_FWD_ND=0 turns that
-  // off (read once; for experiments).
-  static const int nd_on = env_int("LERP_FWD_ND", 1);
+  // (more registers, fewer resident blocks).
   const int64_t nv = n / v;
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(nv, kThreads), grid_cap()));
-  const int fixed = (nd_on && vec && small && nd >= 2 && nd <= 4) ? nd : 0;
-  if (fixed == 2) {
-    fwd_bcast_kernel<T, V, int32_t, 2><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
-  } else if (fixed == 3) {
-    fwd_bcast_kernel<T, V, int32_t, 3><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
-  } else if (fixed == 4) {
-    fwd_bcast_kernel<T, V, int32_t, 4><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
-  } else if (vec && small) {
-    fwd_bcast_kernel<T, V, int32_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+  if (vec && small) {
+    fwd_bcast_kernel<T, V, int32_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   } else if (vec) {
-    fwd_bcast_kernel<T, V, int64_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+    fwd_bcast_kernel<T, V, int64_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   } else if (small) {
-    fwd_bcast_kernel<T, 1, int32_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+    fwd_bcast_kernel<T, 1, int32_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   } else {
-    fwd_bcast_kernel<T, 1, int64_t, 0><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
+    fwd_bcast_kernel<T, 1, int64_t><<<blocks, kThreads, 0, stream>>>(lay, a, nv);
   }
   check_cuda(cudaGetLastError(), "bcast forward kernel launch");
 }
