@@ -61,6 +61,35 @@ inline bool saves_diff(const at::Tensor& x, const at::Tensor& y, const std::opti
          x.sizes() == w->sizes();
 }
 
+// The saved-diff forward's tensors: inputs checked and made contiguous, outputs allocated.
+struct SaveDiffArgs {
+  at::Tensor x, y, w, out, diff;
+};
+inline SaveDiffArgs save_diff_args(const at::Tensor& x, const at::Tensor& y, const at::Tensor& w) {
+  check_args(x, y, w);
+  check_same_shapes("lerp_save_diff", x, y, w);
+  SaveDiffArgs a{x.contiguous(), y.contiguous(), w.contiguous(), at::Tensor(), at::Tensor()};
+  a.out = at::empty_like(a.x);
+  a.diff = at::empty_like(a.x);
+  return a;
+}
+
+// The saved-diff backward's tensors; a gradient not needed is an empty tensor.
+struct FromDiffArgs {
+  at::Tensor g, diff, w, dx, dy, dw;
+};
+inline FromDiffArgs from_diff_args(const at::Tensor& g, const at::Tensor& diff, const at::Tensor& w, bool need_x,
+                                   bool need_y, bool need_w) {
+  check_args(diff, w, std::nullopt);
+  check_same_shapes("lerp_backward_from_diff", g, diff, w);
+  FromDiffArgs a{g.to(diff.scalar_type()).contiguous(), diff.contiguous(), w.contiguous(), {}, {}, {}};
+  auto grad = [&](bool need) { return need ? at::empty_like(a.w) : at::empty({0}, a.w.options()); };
+  a.dx = grad(need_x);
+  a.dy = grad(need_y);
+  a.dw = grad(need_w);
+  return a;
+}
+
 // Calls f(T{}) with the element type for `s`; Half and BF16 are the 2-byte types of the core that
 // the caller uses (lerp_core::half_t/bf16_t on the CPU, __half/__nv_bfloat16 on the GPU).
 template <typename Half, typename BF16, typename F>

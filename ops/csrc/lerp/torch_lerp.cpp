@@ -54,36 +54,29 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_cpu(const at::Tenso
   return {dx, dy, dw};
 }
 
-std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cpu(const at::Tensor& x_, const at::Tensor& y_,
-                                                      const at::Tensor& w_) {
-  check_args(x_, y_, w_);
-  check_same_shapes("lerp_save_diff", x_, y_, w_);
-  at::Tensor x = x_.contiguous(), y = y_.contiguous(), w = w_.contiguous();
-  at::Tensor out = at::empty_like(x), diff = at::empty_like(x);
-  dispatch_cpu(x.scalar_type(), [&](auto tag) {
+std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cpu(const at::Tensor& x, const at::Tensor& y,
+                                                      const at::Tensor& w) {
+  SaveDiffArgs a = save_diff_args(x, y, w);
+  dispatch_cpu(a.x.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
-    lerp_core::lerp_forward_save_diff_cpu<T>(cptr<T>(x), cptr<T>(y), cptr<T>(w), mptr<T>(out), mptr<T>(diff),
-                                             x.numel());
+    lerp_core::lerp_forward_save_diff_cpu<T>(cptr<T>(a.x), cptr<T>(a.y), cptr<T>(a.w), mptr<T>(a.out),
+                                             mptr<T>(a.diff), a.x.numel());
   });
-  return {out, diff};
+  return {a.out, a.diff};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cpu(const at::Tensor& g_,
-                                                                           const at::Tensor& diff_,
-                                                                           const at::Tensor& w_, bool need_x,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cpu(const at::Tensor& g,
+                                                                           const at::Tensor& diff,
+                                                                           const at::Tensor& w, bool need_x,
                                                                            bool need_y, bool need_w) {
-  check_args(diff_, w_, std::nullopt);
-  check_same_shapes("lerp_backward_from_diff", g_, diff_, w_);
-  at::Tensor g = g_.to(diff_.scalar_type()).contiguous(), diff = diff_.contiguous(), w = w_.contiguous();
-  auto grad = [&](bool need) { return need ? at::empty_like(w) : at::empty({0}, w.options()); };
-  at::Tensor dx = grad(need_x), dy = grad(need_y), dw = grad(need_w);
-  dispatch_cpu(w.scalar_type(), [&](auto tag) {
+  FromDiffArgs a = from_diff_args(g, diff, w, need_x, need_y, need_w);
+  dispatch_cpu(a.w.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
-    lerp_core::lerp_backward_from_diff_cpu<T>(cptr<T>(g), cptr<T>(diff), cptr<T>(w), need_x ? mptr<T>(dx) : nullptr,
-                                              need_y ? mptr<T>(dy) : nullptr, need_w ? mptr<T>(dw) : nullptr,
-                                              w.numel());
+    lerp_core::lerp_backward_from_diff_cpu<T>(cptr<T>(a.g), cptr<T>(a.diff), cptr<T>(a.w),
+                                              need_x ? mptr<T>(a.dx) : nullptr, need_y ? mptr<T>(a.dy) : nullptr,
+                                              need_w ? mptr<T>(a.dw) : nullptr, a.w.numel());
   });
-  return {dx, dy, dw};
+  return {a.dx, a.dy, a.dw};
 }
 
 using LerpSig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, double);

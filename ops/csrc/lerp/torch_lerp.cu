@@ -72,48 +72,41 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_cuda(const at::Tens
   return {dx, dy, dw};
 }
 
-std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cuda(const at::Tensor& x_, const at::Tensor& y_,
-                                                       const at::Tensor& w_) {
-  check_args(x_, y_, w_);
-  check_same_shapes("lerp_save_diff", x_, y_, w_);
-  const c10::cuda::CUDAGuard guard(x_.device());
-  at::Tensor x = x_.contiguous(), y = y_.contiguous(), w = w_.contiguous();
-  at::Tensor out = at::empty_like(x), diff = at::empty_like(x);
+std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cuda(const at::Tensor& x, const at::Tensor& y,
+                                                       const at::Tensor& w) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  SaveDiffArgs a = save_diff_args(x, y, w);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  dispatch_cuda(x.scalar_type(), [&](auto tag) {
+  dispatch_cuda(a.x.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
     try {
-      lerp_core::gpu::lerp_forward_save_diff<T>(cptr<T>(x), cptr<T>(y), cptr<T>(w), mptr<T>(out), mptr<T>(diff),
-                                                x.numel(), stream);
+      lerp_core::gpu::lerp_forward_save_diff<T>(cptr<T>(a.x), cptr<T>(a.y), cptr<T>(a.w), mptr<T>(a.out),
+                                                mptr<T>(a.diff), a.x.numel(), stream);
     } catch (const std::runtime_error& e) {
       TORCH_CHECK(false, e.what());
     }
   });
-  return {out, diff};
+  return {a.out, a.diff};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cuda(const at::Tensor& g_,
-                                                                            const at::Tensor& diff_,
-                                                                            const at::Tensor& w_, bool need_x,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cuda(const at::Tensor& g,
+                                                                            const at::Tensor& diff,
+                                                                            const at::Tensor& w, bool need_x,
                                                                             bool need_y, bool need_w) {
-  check_args(diff_, w_, std::nullopt);
-  check_same_shapes("lerp_backward_from_diff", g_, diff_, w_);
-  const c10::cuda::CUDAGuard guard(w_.device());
-  at::Tensor g = g_.to(diff_.scalar_type()).contiguous(), diff = diff_.contiguous(), w = w_.contiguous();
-  auto grad = [&](bool need) { return need ? at::empty_like(w) : at::empty({0}, w.options()); };
-  at::Tensor dx = grad(need_x), dy = grad(need_y), dw = grad(need_w);
+  const c10::cuda::CUDAGuard guard(w.device());
+  FromDiffArgs a = from_diff_args(g, diff, w, need_x, need_y, need_w);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  dispatch_cuda(w.scalar_type(), [&](auto tag) {
+  dispatch_cuda(a.w.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
     try {
-      lerp_core::gpu::lerp_backward_from_diff<T>(cptr<T>(g), cptr<T>(diff), cptr<T>(w),
-                                                 need_x ? mptr<T>(dx) : nullptr, need_y ? mptr<T>(dy) : nullptr,
-                                                 need_w ? mptr<T>(dw) : nullptr, w.numel(), stream);
+      lerp_core::gpu::lerp_backward_from_diff<T>(cptr<T>(a.g), cptr<T>(a.diff), cptr<T>(a.w),
+                                                 need_x ? mptr<T>(a.dx) : nullptr, need_y ? mptr<T>(a.dy) : nullptr,
+                                                 need_w ? mptr<T>(a.dw) : nullptr, a.w.numel(), stream);
     } catch (const std::runtime_error& e) {
       TORCH_CHECK(false, e.what());
     }
   });
-  return {dx, dy, dw};
+  return {a.dx, a.dy, a.dw};
 }
 
 }  // namespace
