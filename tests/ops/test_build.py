@@ -56,19 +56,14 @@ def _broken_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filename: str)
 
 
 @pytest.mark.slow
-def test_torch_build_error_shows_compiler_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    _broken_tree(tmp_path, monkeypatch, "torch_lerp.cpp")
+@pytest.mark.parametrize(("framework", "source"), [("torch", "torch_lerp.cpp"), ("paddle", "paddle_lerp.cc")])
+def test_build_error_shows_compiler_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, framework: str, source: str
+) -> None:
+    pytest.importorskip(framework)
+    _broken_tree(tmp_path, monkeypatch, source)
     with pytest.raises(build.BuildError, match="undeclared_marker_symbol"):
-        build.load("torch", "cpu")
-
-
-@pytest.mark.slow
-def test_paddle_build_error_shows_compiler_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("paddle")
-    _broken_tree(tmp_path, monkeypatch, "paddle_lerp.cc")
-    with pytest.raises(build.BuildError, match="undeclared_marker_symbol"):
-        build.load("paddle", "cpu")
+        build.load(framework, "cpu")
 
 
 def _parser() -> argparse.ArgumentParser:

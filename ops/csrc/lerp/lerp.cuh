@@ -302,6 +302,18 @@ struct GenArgs {
   unsigned mask = 0xfu;  // tensors whose offsets are needed (bit kOut, kX, kY, kW)
 };
 
+// The inputs every general pass reads: dout (null in the forward), x, y and the weight (null: scalar wsc).
+template <typename T>
+GenArgs<T> gen_inputs(const T* g, const T* x, const T* y, const T* w, double wsc) {
+  GenArgs<T> a;
+  a.g = g;
+  a.x = x;
+  a.y = y;
+  a.w = w;
+  a.wsc = wsc;
+  return a;
+}
+
 // forward with broadcasting: out is contiguous (offset = position); the
 // offsets of x, y, w (bits of a.mask: the broadcast ones that are not a
 // single element) come from one index decomposition per pack over the
@@ -1145,11 +1157,7 @@ void lerp_forward(const T* x, const T* y, const T* w, double w_scalar, T* out, c
     launch_contig<T, true>(nullptr, x, y, w, wmode, w_scalar, out, nullptr, nullptr, n, stream);
     return;
   }
-  GenArgs<T> a;
-  a.x = x;
-  a.y = y;
-  a.w = w;
-  a.wsc = w_scalar;
+  GenArgs<T> a = gen_inputs<T>(nullptr, x, y, w, w_scalar);
   a.out = out;
   launch_bcast_fwd<T>(make_layout(os, xs, ys, ws, -1), a, n, stream);
 }
@@ -1187,12 +1195,7 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
     launch_contig<T, false>(g, x, y, w, wmode, w_scalar, dx, dy, dw, n, stream);
     return;
   }
-  GenArgs<T> base;
-  base.g = g;
-  base.x = x;
-  base.y = y;
-  base.w = w;
-  base.wsc = w_scalar;
+  GenArgs<T> base = gen_inputs<T>(g, x, y, w, w_scalar);
   base.dx = full[kX] ? dx : nullptr;
   base.dy = full[kY] ? dy : nullptr;
   base.dw = full[kW] ? dw : nullptr;
