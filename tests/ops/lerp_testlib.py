@@ -55,6 +55,10 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "rows_half": ([16, 1, 128, 256], [16, 32, 1, 256], 0.3),
     # kept dims innermost over a short reduced range: several threads per group, no slices
     "short_reduce": ([3, 224, 224], [16, 3, 224, 224], 0.7),
+    # broadcast forward: 5 collapsed dims (the runtime-dims kernel), and a size whose compiled-dims
+    # kernel runs 2 packs per thread on a 132-SM GPU (one wave)
+    "five_dims": ([3, 1, 4, 1, 5], [1, 2, 1, 6, 1], [4, 1, 1]),
+    "nd_two_packs": ([16, 1, 1, 1], [16, 3, 160, 160], [3, 1, 160]),
 }
 
 

@@ -63,6 +63,12 @@ def test_cuda_unaligned(torch_ext: Any, dtype: str) -> None:
     torch.testing.assert_close(lerp(x, y, w).double(), ref, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(lerp(x, y, 0.3).double(), torch.lerp(x.double(), y.double(), 0.3), rtol=1e-2,
                                atol=1e-2)
+    # broadcast forward and backward off alignment: y a row broadcast over x's rows
+    xb, yb = x.view(64, 64), y[:64]
+    ref = torch.lerp(xb.double(), yb.double(), 0.3)
+    torch.testing.assert_close(lerp(xb, yb, 0.3).double(), ref, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(lerp(xb, yb, w[:64]).double(), torch.lerp(xb.double(), yb.double(), w[:64].double()),
+                               rtol=1e-2, atol=1e-2)
     if dtype in ("float32", "float64"):  # the saved-diff forward and backward, off alignment
         xs, ys, ws = (t.detach().requires_grad_() for t in (x, y, w))
         g = torch.randn(4097, device="cuda").to(dt)[1:]

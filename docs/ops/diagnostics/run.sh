@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small.
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd.
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small ...]}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd ...]}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small}
+sections=${*:-ncu timeline inductor knobs ncu_small nd}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -55,6 +55,21 @@ section_ncu_small() {
     --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
     python $here/ncu_target.py "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" "$BF|torch-ops|fwd" \
     "$BF|torch-compile|fwd" >"$out/ncu_small.log" 2>&1
+}
+
+# broadcast forwards: the compiled-dims kernel (LERP_FWD_ND=1, packs per thread forced by LERP_PACKS or
+# chosen) against the row form / runtime-dims kernel (LERP_FWD_ND=0); kernel and event time
+section_nd() {
+  for m in kernel events; do
+    python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-compile --directions fwd \
+      --method $m --budget 200 --no-progress >"$out/nd_compile_$m.md" 2>&1
+    LERP_FWD_ND=0 python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-ops \
+      --directions fwd --method $m --budget 200 --no-progress >"$out/nd0_$m.md" 2>&1
+    for u in 0 1 2 4; do
+      LERP_PACKS=$u python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-ops \
+        --directions fwd --method $m --budget 200 --no-progress >"$out/nd1_packs${u}_$m.md" 2>&1
+    done
+  done
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done

@@ -350,6 +350,71 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
   }
 }
 
+// Layout of a forward with broadcasting in at most 4 collapsed dims and
+// 32-bit offsets, for fwd_nd_kernel: the dims count is a template parameter,
+// so the index math unrolls and every size, magic number and stride is an
+// immediate kernel-parameter operand (no indexed parameter loads).
+template <int ND>
+struct NdLayout {
+  int32_t size[ND];
+  uint32_t magic[ND], shift[ND];
+  int32_t stride[3][ND];  // x, y, w (0 where broadcast)
+  bool vec[3];            // read VEC-wide (else one element per pack: broadcast along the innermost dim)
+};
+
+// Offsets of x, y, w at output position e (branch-free: every operand's
+// strides are applied, 0 where it is broadcast).
+template <int ND>
+__device__ __forceinline__ void nd_offsets(const NdLayout<ND>& L, int32_t e, int32_t (&o)[3]) {
+  o[0] = o[1] = o[2] = 0;
+#pragma unroll
+  for (int i = ND - 1; i > 0; --i) {
+    const int32_t q = static_cast<int32_t>(fast_div(static_cast<uint32_t>(e), L.magic[i], L.shift[i]));
+    const int32_t c = e - q * L.size[i];
+#pragma unroll
+    for (int t = 0; t < 3; ++t) o[t] += c * L.stride[t][i];
+    e = q;
+  }
+#pragma unroll
+  for (int t = 0; t < 3; ++t) o[t] += e * L.stride[t][0];
+}
+
+// Forward with broadcasting, ND <= 4 collapsed dims, 32-bit offsets: U
+// packs per thread (block b owns packs [b*256*U, (b+1)*256*U)), every load
+// issued before any store, no grid-stride loop (the grid covers the packs).
+// A pack's offsets come from one unrolled index decomposition (about 7
+// instructions per dim); w null: the scalar wsc.
+template <typename T, int VEC, int ND, int U>
+__global__ void __launch_bounds__(kThreads)
+    fwd_nd_kernel(NdLayout<ND> L, const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w,
+                  typename AccOf<T>::type wsc, T* __restrict__ out, int32_t nv) {
+  using A = typename AccOf<T>::type;
+  const int32_t base = static_cast<int32_t>(blockIdx.x) * (kThreads * U) + static_cast<int32_t>(threadIdx.x);
+  Pack<T, VEC> xp[U], yp[U], wp[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int32_t p = base + u * kThreads;
+    if (p < nv) {
+      int32_t o[3];
+      nd_offsets<ND>(L, p * VEC, o);
+      load_raw<T, VEC>(x, o[0], !L.vec[0], xp[u]);
+      load_raw<T, VEC>(y, o[1], !L.vec[1], yp[u]);
+      if (w) load_raw<T, VEC>(w, o[2], !L.vec[2], wp[u]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int32_t p = base + u * kThreads;
+    if (p < nv) {
+      A r[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k)
+        r[k] = lerp_value<A>(raw_at<T, VEC>(xp[u], k), raw_at<T, VEC>(yp[u], k), w ? raw_at<T, VEC>(wp[u], k) : wsc);
+      store_pack<T, VEC>(out, p * VEC, r);
+    }
+  }
+}
+
 // Row start for fwd_rows_kernel: offsets of x, y, w at row r (dims [0, inner))
 // and r's index along dim inner - 1 (the one the next rows advance along).
 template <typename I>
@@ -882,6 +947,57 @@ bool rows_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, bool two, cuda
   return a.w ? rows_launch<T, VEC, 1, true, I>(lay, a, n, stream) : rows_launch<T, VEC, 1, false, I>(lay, a, n, stream);
 }
 
+// fwd_nd_kernel launch for a layout of ND dims with 32-bit offsets; U packs
+// per thread as for the contig kernels (packs_per_thread: more than one only
+// where that makes the grid a single wave).
+template <typename T, int VEC, int ND>
+void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+  using A = typename AccOf<T>::type;
+  NdLayout<ND> L;
+  const T* ptr[3] = {a.x, a.y, a.w};
+  for (int i = 0; i < ND; ++i) {
+    L.size[i] = static_cast<int32_t>(lay.size[i]);
+    L.magic[i] = lay.magic[i];
+    L.shift[i] = lay.shift[i];
+    for (int t = 0; t < 3; ++t) L.stride[t][i] = ptr[t] ? static_cast<int32_t>(lay.stride[kX + t][i]) : 0;
+  }
+  for (int t = 0; t < 3; ++t) L.vec[t] = VEC > 1 && L.stride[t][ND - 1] != 0;
+  const int64_t nv = n / VEC;
+  const unsigned b1 = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, kThreads)));
+  const A wsc = static_cast<A>(a.wsc);
+  const int32_t nv32 = static_cast<int32_t>(nv);
+  if constexpr (VEC > 1) {
+    const int64_t wave[3] = {wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 1>)),
+                             wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 2>)),
+                             wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 4>))};
+    const int u = packs_per_thread(nv, wave);
+    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, int64_t(kThreads) * u)));
+    if (u == 4) {
+      fwd_nd_kernel<T, VEC, ND, 4><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
+      return;
+    }
+    if (u == 2) {
+      fwd_nd_kernel<T, VEC, ND, 2><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
+      return;
+    }
+  }
+  fwd_nd_kernel<T, VEC, ND, 1><<<b1, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
+}
+
+template <typename T, int VEC>
+void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+  switch (lay.nk + lay.nr) {
+    case 1:
+      return nd_launch<T, VEC, 1>(lay, a, n, stream);
+    case 2:
+      return nd_launch<T, VEC, 2>(lay, a, n, stream);
+    case 3:
+      return nd_launch<T, VEC, 3>(lay, a, n, stream);
+    default:
+      return nd_launch<T, VEC, 4>(lay, a, n, stream);
+  }
+}
+
 // Forward with broadcasting (layout with nothing reduced: all dims in R): the
 // row form for large tensors whose rows have >= 16 packs (2 packs per lane
 // above 32), else one
@@ -909,6 +1025,16 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
   const bool small = small_layout(lay);
   const int v = vec ? V : 1;
   const int64_t wp = lay.size[inner] / v;
+  static const int nd_on = env_int("LERP_FWD_ND", 1);
+  if (nd_on && small && nd <= 4) {
+    if (vec) {
+      nd_pick<T, V>(lay, a, n, stream);
+    } else {
+      nd_pick<T, 1>(lay, a, n, stream);
+    }
+    check_cuda(cudaGetLastError(), "bcast forward (nd) kernel launch");
+    return;
+  }
   static const int rows_on = env_int("LERP_FWD_ROWS", 1);
   if (rows_on && nd >= 2 && wp >= 16) {
     const bool two = wp > 32;
