@@ -54,7 +54,8 @@ section_ncu_small() {
     --section SpeedOfLight --section Occupancy --section LaunchStats \
     --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
     python $here/ncu_target.py "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" "$BF|torch-ops|fwd" \
-    "$BF|torch-compile|fwd" >"$out/ncu_small.log" 2>&1
+    "$BF|torch-compile|fwd" "$F16M|torch-ops|fwd" "$F16M|torch-compile|fwd" \
+    >"$out/ncu_small.log" 2>&1
 }
 
 # broadcast forwards: the compiled-dims kernel (LERP_FWD_ND=1, packs per thread forced by LERP_PACKS or
@@ -68,6 +69,8 @@ section_nd() {
     for u in 0 1 2 4; do
       LERP_PACKS=$u python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-ops \
         --directions fwd --method $m --budget 200 --no-progress >"$out/nd1_packs${u}_$m.md" 2>&1
+      LERP_PACKS=$u python -m opbench bench "$C1" --providers torch-ops,torch-compile --directions bwd \
+        --method $m --budget 200 --no-progress >"$out/c1bwd_packs${u}_$m.md" 2>&1
     done
   done
 }

@@ -74,10 +74,27 @@ struct alignas(sizeof(T) * VEC) Pack {
   T v[VEC];
 };
 
+// Two floats rounded to a 2-byte type and packed into one 32-bit word by one
+// instruction (F2FP ... PACK_AB), as __float2half_rn / __float2bfloat16_rn
+// would round them one by one.
+__device__ __forceinline__ uint32_t cvt_pair(__half, float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+__device__ __forceinline__ uint32_t cvt_pair(__nv_bfloat16, float a, float b) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
 template <typename T, int VEC, typename A, typename I>
 __device__ __forceinline__ void store_pack(T* __restrict__ p, I off, const A (&v)[VEC]) {
-  if (VEC == 1) {
+  if constexpr (VEC == 1) {
     p[off] = cvt_out<T>(v[0]);
+  } else if constexpr (sizeof(T) == 2) {  // pairs rounded and packed together
+    Pack<uint32_t, VEC / 2> pk;
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) pk.v[k] = cvt_pair(T(), v[2 * k], v[2 * k + 1]);
+    *reinterpret_cast<Pack<uint32_t, VEC / 2>*>(p + off) = pk;
   } else {
     Pack<T, VEC> pk;
 #pragma unroll
@@ -154,6 +171,26 @@ __device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o,
   return cvt_in(o.v[k]);
 }
 
+// out[k] = lerp(x[k], y[k], w[k]) for one pack; w null: the scalar ws for
+// every element, its |w| < 0.5 branch taken once per pack (a tensor weight
+// selects per element). Same values as lerp_value either way.
+template <typename T, int VEC>
+__device__ __forceinline__ void lerp_pack(const Pack<T, VEC>& x, const Pack<T, VEC>& y, const Pack<T, VEC>* w,
+                                          typename AccOf<T>::type ws, typename AccOf<T>::type (&out)[VEC]) {
+  using A = typename AccOf<T>::type;
+  if (w) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) out[k] = lerp_value<A>(raw_at<T, VEC>(x, k), raw_at<T, VEC>(y, k), raw_at<T, VEC>(*w, k));
+  } else if (fabs(ws) < A(0.5)) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) out[k] = raw_at<T, VEC>(x, k) + ws * (raw_at<T, VEC>(y, k) - raw_at<T, VEC>(x, k));
+  } else {
+    const A w1 = ws - A(1);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) out[k] = raw_at<T, VEC>(y, k) + w1 * (raw_at<T, VEC>(y, k) - raw_at<T, VEC>(x, k));
+  }
+}
+
 // contig: x, y (and a full weight) have the output's shape. wmode: 0
 // attribute scalar, 1 one-element tensor (read once), 2 full tensor. A
 // DIFF: also writes diff = y - x (what a training forward saves when the
@@ -188,9 +225,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t i = base + u * kThreads;
       if (i < nv) {
         A o[VEC];
-#pragma unroll
-        for (int k = 0; k < VEC; ++k)
-          o[k] = lerp_value<A>(cvt_in(xp[u].v[k]), cvt_in(yp[u].v[k]), wfull ? cvt_in(wp[u].v[k]) : wr);
+        lerp_pack<T, VEC>(xp[u], yp[u], wfull ? &wp[u] : nullptr, wr, o);
         store_pack<T, VEC>(out, i * VEC, o);
         if (DIFF) {
 #pragma unroll
@@ -342,10 +377,7 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
       load_raw<T, VEC>(a.w, ow, bw, wp);
     }
     A o[VEC];
-#pragma unroll
-    for (int k = 0; k < VEC; ++k)
-      o[k] = lerp_value<A>(raw_at<T, VEC>(xp, k), raw_at<T, VEC>(yp, k),
-                           a.w ? raw_at<T, VEC>(wp, k) : wsc);
+    lerp_pack<T, VEC>(xp, yp, a.w ? &wp : nullptr, wsc, o);
     store_pack<T, VEC>(a.out, e, o);
   }
 }
@@ -407,9 +439,7 @@ __global__ void __launch_bounds__(kThreads)
     const int32_t p = base + u * kThreads;
     if (p < nv) {
       A r[VEC];
-#pragma unroll
-      for (int k = 0; k < VEC; ++k)
-        r[k] = lerp_value<A>(raw_at<T, VEC>(xp[u], k), raw_at<T, VEC>(yp[u], k), w ? raw_at<T, VEC>(wp[u], k) : wsc);
+      lerp_pack<T, VEC>(xp[u], yp[u], w ? &wp[u] : nullptr, wsc, r);
       store_pack<T, VEC>(out, p * VEC, r);
     }
   }
@@ -481,10 +511,7 @@ __global__ void __launch_bounds__(kThreads)
         const I e = (col0 + c * 32) * VEC;
         if (col0 + c * 32 < Wp) {
           A o[VEC];
-#pragma unroll
-          for (int k = 0; k < VEC; ++k)
-            o[k] = lerp_value<A>(raw_at<T, VEC>(xp[c], k), raw_at<T, VEC>(yp[c], k),
-                                 HASW ? raw_at<T, VEC>(wp[c], k) : wsc);
+          lerp_pack<T, VEC>(xp[c], yp[c], HASW ? &wp[c] : nullptr, wsc, o);
           store_pack<T, VEC>(a.out, orow + e, o);
         }
       }
