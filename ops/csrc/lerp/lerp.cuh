@@ -171,16 +171,18 @@ __device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o,
   return cvt_in(o.v[k]);
 }
 
-// out[k] = lerp(x[k], y[k], w[k]) for one pack; w null: the scalar ws for
+// out[k] = lerp(x[k], y[k], w[k]) for one pack; !has_w: the scalar ws for
 // every element, its |w| < 0.5 branch taken once per pack (a tensor weight
-// selects per element). Same values as lerp_value either way.
+// selects per element). Same values as lerp_value either way. (Packs by
+// reference: a pointer to one would put it in local memory.)
 template <typename T, int VEC>
-__device__ __forceinline__ void lerp_pack(const Pack<T, VEC>& x, const Pack<T, VEC>& y, const Pack<T, VEC>* w,
-                                          typename AccOf<T>::type ws, typename AccOf<T>::type (&out)[VEC]) {
+__device__ __forceinline__ void lerp_pack(const Pack<T, VEC>& x, const Pack<T, VEC>& y, const Pack<T, VEC>& w,
+                                          bool has_w, typename AccOf<T>::type ws,
+                                          typename AccOf<T>::type (&out)[VEC]) {
   using A = typename AccOf<T>::type;
-  if (w) {
+  if (has_w) {
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) out[k] = lerp_value<A>(raw_at<T, VEC>(x, k), raw_at<T, VEC>(y, k), raw_at<T, VEC>(*w, k));
+    for (int k = 0; k < VEC; ++k) out[k] = lerp_value<A>(raw_at<T, VEC>(x, k), raw_at<T, VEC>(y, k), raw_at<T, VEC>(w, k));
   } else if (fabs(ws) < A(0.5)) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) out[k] = raw_at<T, VEC>(x, k) + ws * (raw_at<T, VEC>(y, k) - raw_at<T, VEC>(x, k));
@@ -225,7 +227,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t i = base + u * kThreads;
       if (i < nv) {
         A o[VEC];
-        lerp_pack<T, VEC>(xp[u], yp[u], wfull ? &wp[u] : nullptr, wr, o);
+        lerp_pack<T, VEC>(xp[u], yp[u], wp[u], wfull, wr, o);
         store_pack<T, VEC>(out, i * VEC, o);
         if (DIFF) {
 #pragma unroll
@@ -377,7 +379,7 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
       load_raw<T, VEC>(a.w, ow, bw, wp);
     }
     A o[VEC];
-    lerp_pack<T, VEC>(xp, yp, a.w ? &wp : nullptr, wsc, o);
+    lerp_pack<T, VEC>(xp, yp, wp, a.w != nullptr, wsc, o);
     store_pack<T, VEC>(a.out, e, o);
   }
 }
@@ -439,7 +441,7 @@ __global__ void __launch_bounds__(kThreads)
     const int32_t p = base + u * kThreads;
     if (p < nv) {
       A r[VEC];
-      lerp_pack<T, VEC>(xp[u], yp[u], w ? &wp[u] : nullptr, wsc, r);
+      lerp_pack<T, VEC>(xp[u], yp[u], wp[u], w != nullptr, wsc, r);
       store_pack<T, VEC>(out, p * VEC, r);
     }
   }
@@ -511,7 +513,7 @@ __global__ void __launch_bounds__(kThreads)
         const I e = (col0 + c * 32) * VEC;
         if (col0 + c * 32 < Wp) {
           A o[VEC];
-          lerp_pack<T, VEC>(xp[c], yp[c], HASW ? &wp[c] : nullptr, wsc, o);
+          lerp_pack<T, VEC>(xp[c], yp[c], wp[c], HASW, wsc, o);
           store_pack<T, VEC>(a.out, orow + e, o);
         }
       }
