@@ -72,6 +72,8 @@ section_nd() {
       LERP_PACKS=$u python -m opbench bench "$C1" --providers torch-ops,torch-compile --directions bwd \
         --method $m --budget 200 --no-progress >"$out/c1bwd_packs${u}_$m.md" 2>&1
     done
+    python -m opbench bench "$CB" "$C3" "$BF" "$F16M" --providers torch-ops,torch-compile --directions bwd \
+      --method $m --budget 200 --no-progress >"$out/bcast_bwd_$m.md" 2>&1
   done
 }
 

@@ -37,6 +37,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "broadcast.h"
@@ -153,22 +154,48 @@ __device__ __forceinline__ A block_sum(A v) {
 constexpr int kThreads = 256;
 
 // Raw 16-byte (VEC-element) loads kept unconverted until use (4 registers
-// per pack for every dtype); a broadcast operand is one element, copied to
-// every v[k] (a few moves per pack instead of a select per element).
+// per pack for every dtype). 2-byte types are held as 32-bit words of two
+// elements: a broadcast operand (one element) is then copied into the pack
+// word by word, and both load paths leave the same registers (element-wise
+// 16-bit copies made the compiler split every pack into halves and merge
+// them with ~40 byte permutes per pack).
+template <typename T, int VEC>
+using Raw = std::conditional_t<sizeof(T) == 2 && VEC >= 2, Pack<uint32_t, VEC / 2>, Pack<T, VEC>>;
+
 template <typename T, int VEC, typename I>
-__device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bcast, Pack<T, VEC>& o) {
-  if (VEC == 1 || bcast) {
+__device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bcast, Raw<T, VEC>& o) {
+  if constexpr (sizeof(T) == 2 && VEC >= 2) {
+    if (bcast) {
+      const uint32_t h = *reinterpret_cast<const unsigned short*>(p + off);
+      const uint32_t word = h | (h << 16);
+#pragma unroll
+      for (int k = 0; k < VEC / 2; ++k) o.v[k] = word;
+    } else {
+      o = *reinterpret_cast<const Raw<T, VEC>*>(p + off);
+    }
+  } else if (VEC == 1 || bcast) {
     o.v[0] = p[off];
 #pragma unroll
     for (int k = 1; k < VEC; ++k) o.v[k] = o.v[0];
   } else {
-    o = *reinterpret_cast<const Pack<T, VEC>*>(p + off);
+    o = *reinterpret_cast<const Raw<T, VEC>*>(p + off);
   }
 }
 
+// Element k of a raw pack in the accumulation type.
 template <typename T, int VEC>
-__device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o, int k) {
-  return cvt_in(o.v[k]);
+__device__ __forceinline__ typename AccOf<T>::type raw_at(const Raw<T, VEC>& o, int k) {
+  if constexpr (sizeof(T) == 2 && VEC >= 2) {
+    const uint32_t word = o.v[k / 2];
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {  // bf16 is the top half of a float
+      return __uint_as_float(k % 2 ? word & 0xffff0000u : word << 16);
+    } else {
+      const __half2 h = *reinterpret_cast<const __half2*>(&word);  // free: a 16-bit half of a register
+      return k % 2 ? __high2float(h) : __low2float(h);
+    }
+  } else {
+    return cvt_in(o.v[k]);
+  }
 }
 
 // out[k] = lerp(x[k], y[k], w[k]) for one pack; !has_w: the scalar ws for
@@ -176,7 +203,7 @@ __device__ __forceinline__ typename AccOf<T>::type raw_at(const Pack<T, VEC>& o,
 // selects per element). Same values as lerp_value either way. (Packs by
 // reference: a pointer to one would put it in local memory.)
 template <typename T, int VEC>
-__device__ __forceinline__ void lerp_pack(const Pack<T, VEC>& x, const Pack<T, VEC>& y, const Pack<T, VEC>& w,
+__device__ __forceinline__ void lerp_pack(const Raw<T, VEC>& x, const Raw<T, VEC>& y, const Raw<T, VEC>& w,
                                           bool has_w, typename AccOf<T>::type ws,
                                           typename AccOf<T>::type (&out)[VEC]) {
   using A = typename AccOf<T>::type;
@@ -212,7 +239,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t nv = n / VEC;
   const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads * U);
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * (kThreads * U) + threadIdx.x; base < nv; base += step) {
-    Pack<T, VEC> xp[U], yp[U], wp[U];
+    Raw<T, VEC> xp[U], yp[U], wp[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t i = base + u * kThreads;
@@ -231,7 +258,7 @@ __global__ void __launch_bounds__(kThreads)
         store_pack<T, VEC>(out, i * VEC, o);
         if (DIFF) {
 #pragma unroll
-          for (int k = 0; k < VEC; ++k) o[k] = cvt_in(yp[u].v[k]) - cvt_in(xp[u].v[k]);
+          for (int k = 0; k < VEC; ++k) o[k] = raw_at<T, VEC>(yp[u], k) - raw_at<T, VEC>(xp[u], k);
           store_pack<T, VEC>(diff, i * VEC, o);
         }
       }
@@ -262,7 +289,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t nv = n / VEC;
   const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads * U);
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * (kThreads * U) + threadIdx.x; base < nv; base += step) {
-    Pack<T, VEC> gp[U], wp[U], xp[DW ? U : 1], yp[DW ? U : 1];
+    Raw<T, VEC> gp[U], wp[U], xp[DW ? U : 1], yp[DW ? U : 1];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t i = base + u * kThreads;
@@ -280,8 +307,8 @@ __global__ void __launch_bounds__(kThreads)
       A gv[VEC], wv[VEC], o[VEC];
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        gv[k] = cvt_in(gp[u].v[k]);
-        wv[k] = wfull ? cvt_in(wp[u].v[k]) : wr;
+        gv[k] = raw_at<T, VEC>(gp[u], k);
+        wv[k] = wfull ? raw_at<T, VEC>(wp[u], k) : wr;
       }
       if (dx) {
 #pragma unroll
@@ -296,8 +323,8 @@ __global__ void __launch_bounds__(kThreads)
       if (DW) {
 #pragma unroll
         for (int k = 0; k < VEC; ++k)
-          o[k] = gv[k] * (DW == kDwXY ? cvt_in(yp[DW ? u : 0].v[k]) - cvt_in(xp[DW ? u : 0].v[k])
-                                      : cvt_in(yp[DW ? u : 0].v[k]));
+          o[k] = gv[k] * (DW == kDwXY ? raw_at<T, VEC>(yp[DW ? u : 0], k) - raw_at<T, VEC>(xp[DW ? u : 0], k)
+                                      : raw_at<T, VEC>(yp[DW ? u : 0], k));
         store_pack<T, VEC>(dw, i * VEC, o);
       }
     }
@@ -371,7 +398,7 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
     decompose_dev<I>(lay, 0, nd, e, a.mask, off);
     const I ox = (a.mask & (1u << kX)) ? off[kX] : (bx ? I(0) : e);
     const I oy = (a.mask & (1u << kY)) ? off[kY] : (by ? I(0) : e);
-    Pack<T, VEC> xp, yp, wp;
+    Raw<T, VEC> xp, yp, wp;
     load_raw<T, VEC>(a.x, ox, bx, xp);
     load_raw<T, VEC>(a.y, oy, by, yp);
     if (a.w) {
@@ -424,7 +451,7 @@ __global__ void __launch_bounds__(kThreads)
                   typename AccOf<T>::type wsc, T* __restrict__ out, int32_t nv) {
   using A = typename AccOf<T>::type;
   const int32_t base = static_cast<int32_t>(blockIdx.x) * (kThreads * U) + static_cast<int32_t>(threadIdx.x);
-  Pack<T, VEC> xp[U], yp[U], wp[U];
+  Raw<T, VEC> xp[U], yp[U], wp[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int32_t p = base + u * kThreads;
@@ -497,7 +524,7 @@ __global__ void __launch_bounds__(kThreads)
     I off[kNumT], c1;
     row_start<I>(lay, inner, r, mask, off, c1);
     for (; r < rend; ++r) {
-      Pack<T, VEC> xp[C], yp[C], wp[C];
+      Raw<T, VEC> xp[C], yp[C], wp[C];
 #pragma unroll
       for (int c = 0; c < C; ++c) {
         const I e = (col0 + c * 32) * VEC;
@@ -532,7 +559,7 @@ __global__ void __launch_bounds__(kThreads)
 // dim): dout, the weight, and x, y when a weight gradient is needed.
 template <typename T, int VEC>
 struct Vals {
-  Pack<T, VEC> g, w, x, y;
+  Raw<T, VEC> g, w, x, y;
 };
 
 template <typename T, int VEC, bool XY, typename I>
@@ -570,7 +597,7 @@ __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a,
   A r[VEC], g[VEC], w[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) {
-    g[k] = cvt_in(v.g.v[k]);
+    g[k] = raw_at<T, VEC>(v.g, k);
     w[k] = a.w ? raw_at<T, VEC>(v.w, k) : static_cast<A>(a.wsc);
   }
   if (a.dx || a.target == kX || a.target2 == kX) {
