@@ -48,8 +48,8 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "fused_dy_dw": ([5, 3, 7, 12], [5, 1, 1, 1], [3, 1, 12]),
     "fused_two_dims": ([4, 1, 6, 1], [4, 3, 6, 8], [3, 1, 8]),
     "fused_many_slices": ([64, 1, 1, 1], [64, 2, 96, 160], [2, 1, 160]),
-    # forward row kernel (large tensors): several rows per warp with carries into the next dim,
-    # unvectorized rows, 2-byte types
+    # large broadcast forwards (compiled-dims kernel, 2 packs per thread): 3 dims, unvectorized
+    # rows, 2-byte types
     "rows_carry": ([40000, 1, 64], [1, 3, 64], 0.3),
     "rows_odd": ([20000, 1, 67], [1, 3, 67], [3, 67]),
     "rows_half": ([16, 1, 128, 256], [16, 32, 1, 256], 0.3),

@@ -37,10 +37,6 @@ section_knobs() {
   for m in kernel events; do
     python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-compile --directions fwd,bwd \
       --method $m --budget 200 --no-progress >"$out/compile_$m.md" 2>&1
-    for r in 0 1; do
-      LERP_FWD_ROWS=$r python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-ops \
-        --directions fwd --method $m --budget 200 --no-progress >"$out/rows${r}_$m.md" 2>&1
-    done
     for w in 0 1 2 4; do
       LERP_SUBS_WAVES=$w python -m opbench bench "$C3" "$CB" --providers torch-ops --directions bwd \
         --method $m --budget 200 --no-progress >"$out/subs${w}_$m.md" 2>&1
@@ -58,8 +54,9 @@ section_ncu_small() {
     >"$out/ncu_small.log" 2>&1
 }
 
-# broadcast forwards: the compiled-dims kernel (LERP_FWD_ND=1, packs per thread forced by LERP_PACKS or
-# chosen) against the row form / runtime-dims kernel (LERP_FWD_ND=0); kernel and event time
+# broadcast forwards: the compiled-dims kernel (LERP_FWD_ND=1, packs per thread chosen, or forced by
+# LERP_PACKS) against the runtime-dims kernel (LERP_FWD_ND=0); kernel and event time. Also the
+# [16,102400] backward's packs per thread and the broadcast backwards against torch.compile.
 section_nd() {
   for m in kernel events; do
     python -m opbench bench "$CB" "$CB5" "$C3" "$BF" "$F16M" --providers torch-compile --directions fwd \

@@ -8,10 +8,10 @@
 //               is an attribute or a one-element tensor read once. One fused
 //               pass, 128-bit loads/stores when aligned, scalar tail; 1, 2 or
 //               4 packs per thread (one wave for small tensors).
-//   bcast fwd : forward with broadcasting. Large tensors (rows form): a warp
-//               owns K rows x 32-64 packs, one index decomposition per item
-//               and one add per further row; small ones: one pack per thread,
-//               one index decomposition per pack (broadcast inputs only).
+//   bcast fwd : forward with broadcasting. Up to 4 collapsed dims and 32-bit
+//               offsets (nd): the dims count compiled in, one unrolled index
+//               decomposition per pack, 1-4 packs per thread; otherwise one
+//               pack per thread with a runtime-dims decomposition.
 //   gen_r     : backward; the dims a gradient is reduced over are innermost.
 //               One block per (kept index, slice of the reduced range) reduces
 //               in registers + shared memory; full-size outputs written on the
@@ -474,87 +474,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Row start for fwd_rows_kernel: offsets of x, y, w at row r (dims [0, inner))
-// and r's index along dim inner - 1 (the one the next rows advance along).
-template <typename I>
-__device__ __forceinline__ void row_start(const Layout& lay, int inner, I r, unsigned mask, I (&off)[kNumT],
-                                          I& c1) {
-  decompose_dev<I>(lay, 0, inner, r, mask, off);
-  const int d1 = inner - 1;
-  I q;
-  if (sizeof(I) == 4) {
-    q = static_cast<I>(fast_div(static_cast<uint32_t>(r), lay.magic[d1], lay.shift[d1]));
-  } else {
-    q = r / static_cast<I>(lay.size[d1]);
-  }
-  c1 = r - q * static_cast<I>(lay.size[d1]);
-}
-
-// Forward with broadcasting, row form (rows of >= 16 packs): out is viewed as
-// rows of its innermost collapsed dim (W elements, W / VEC packs). A warp owns
-// an item: K consecutive rows x one chunk of 32*C packs of each; the x, y, w
-// offsets come from one index decomposition per item and one add per further
-// row (a carry into the next dim decomposes again). The per-pack index math
-// of fwd_bcast_kernel made that kernel instruction-bound (ncu on an H200: 87%
-// SM throughput, 1.3 TB/s, for f16 x [64,1,128,256] y [64,32,1,256]).
-template <typename T, int VEC, int C, bool HASW, typename I>
-__global__ void __launch_bounds__(kThreads)
-    fwd_rows_kernel(Layout lay, GenArgs<T> a, int64_t rows, int64_t K, int64_t ncol, int64_t items) {
-  using A = typename AccOf<T>::type;
-  const int inner = lay.nk + lay.nr - 1;
-  const int d1 = inner - 1;
-  const I W = static_cast<I>(lay.size[inner]);
-  const I Wp = W / VEC;
-  const I sx = static_cast<I>(lay.stride[kX][inner]), sy = static_cast<I>(lay.stride[kY][inner]);
-  const I sw = HASW ? static_cast<I>(lay.stride[kW][inner]) : I(0);
-  const bool bx = sx == 0, by = sy == 0, bw = sw == 0;
-  const I n1 = static_cast<I>(lay.size[d1]);
-  const I tx = static_cast<I>(lay.stride[kX][d1]), ty = static_cast<I>(lay.stride[kY][d1]);
-  const I tw = HASW ? static_cast<I>(lay.stride[kW][d1]) : I(0);
-  const unsigned mask = (1u << kX) | (1u << kY) | (HASW ? (1u << kW) : 0u);
-  const A wsc = static_cast<A>(a.wsc);
-  const int lane = threadIdx.x & 31;
-  const int64_t nwarps = static_cast<int64_t>(gridDim.x) * (kThreads / 32);
-  for (int64_t it = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5; it < items; it += nwarps) {
-    // item -> (row group, column chunk); no division in the common one-chunk case
-    const int64_t rg = ncol == 1 ? it : static_cast<int64_t>(static_cast<I>(it) / static_cast<I>(ncol));
-    const I col0 = static_cast<I>(it - rg * ncol) * (32 * C) + lane;
-    I r = static_cast<I>(rg * K);
-    const I rend = static_cast<I>(rg * K + K < rows ? rg * K + K : rows);
-    I off[kNumT], c1;
-    row_start<I>(lay, inner, r, mask, off, c1);
-    for (; r < rend; ++r) {
-      Raw<T, VEC> xp[C], yp[C], wp[C];
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        const I e = (col0 + c * 32) * VEC;
-        if (col0 + c * 32 < Wp) {
-          load_raw<T, VEC>(a.x, off[kX] + e * sx, bx, xp[c]);
-          load_raw<T, VEC>(a.y, off[kY] + e * sy, by, yp[c]);
-          if (HASW) load_raw<T, VEC>(a.w, off[kW] + e * sw, bw, wp[c]);
-        }
-      }
-      const I orow = r * W;
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        const I e = (col0 + c * 32) * VEC;
-        if (col0 + c * 32 < Wp) {
-          A o[VEC];
-          lerp_pack<T, VEC>(xp[c], yp[c], wp[c], HASW, wsc, o);
-          store_pack<T, VEC>(a.out, orow + e, o);
-        }
-      }
-      if (++c1 == n1) {
-        if (r + 1 < rend) row_start<I>(lay, inner, r + 1, mask, off, c1);
-      } else {
-        off[kX] += tx;
-        off[kY] += ty;
-        if (HASW) off[kW] += tw;
-      }
-    }
-  }
-}
-
 // Raw values loaded for one position (VEC consecutive along the innermost
 // dim): dout, the weight, and x, y when a weight gradient is needed.
 template <typename T, int VEC>
@@ -861,17 +780,20 @@ inline int64_t grid_cap() {
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Packs per thread of the contig kernels: 1 while one pack per thread fits
-// in one wave (wave[0] blocks) or the tensor is large (> 4 such waves: one
-// pack per thread measured best there); otherwise the smallest U in {2, 4}
-// whose grid fits in one wave of that kernel (wave[1], wave[2]), so that all
-// of a thread's loads are in flight at once and no block waits for a second
-// wave; 1 if none fits. LERP_PACKS=1, 2 or 4 forces U (read once).
-inline int packs_per_thread(int64_t packs, const int64_t (&wave)[3]) {
+// Packs per thread U of the flat kernels (contig, nd): 1 while one pack
+// per thread fits in one wave (wave[0] blocks); `large` for tensors of more
+// than 4 such waves (contig: 1, measured best there; nd: 2, which halves its
+// per-thread set-up: 38.4 vs 43.1 us for the f16 middle-dims forward on an
+// H200); otherwise the smallest U in {2, 4} whose grid fits in one wave of
+// that kernel (wave[1], wave[2]), so that all of a thread's loads are in
+// flight at once and no block waits for a second wave; 1 if none fits.
+// LERP_PACKS=1, 2 or 4 forces U (read once).
+inline int packs_per_thread(int64_t packs, const int64_t (&wave)[3], int large) {
   static const int forced = env_int("LERP_PACKS", 0);
   if (forced == 1 || forced == 2 || forced == 4) return forced;
   const int64_t b1 = ceil_div(packs, kThreads);
-  if (b1 <= wave[0] || b1 > 4 * wave[0]) return 1;
+  if (b1 <= wave[0]) return 1;
+  if (b1 > 4 * wave[0]) return large;
   if (ceil_div(packs, int64_t(kThreads) * 2) <= wave[1]) return 2;
   if (ceil_div(packs, int64_t(kThreads) * 4) <= wave[2]) return 4;
   return 1;
@@ -963,7 +885,7 @@ void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, d
       wave_of(FWD ? reinterpret_cast<const void*>(&fwd_contig_kernel<T, V, 4, false>)
                   : reinterpret_cast<const void*>(&bwd_contig_kernel<T, V, 4, kDwNone>))};
   // The dw and diff variants (tensor weight needing a gradient) run one pack per thread.
-  const int u = (FWD ? o1 != nullptr : o2 != nullptr) ? 1 : packs_per_thread(packs, wave);
+  const int u = (FWD ? o1 != nullptr : o2 != nullptr) ? 1 : packs_per_thread(packs, wave, 1);
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(packs, int64_t(kThreads) * u), grid_cap()));
   if (u == 4) {
     contig_launch<T, FWD, V, 4>(blocks, a0, x, y, w, wmode, wsc, o0, o1, o2, n, stream);
@@ -975,37 +897,9 @@ void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, d
   check_cuda(cudaGetLastError(), "contig kernel launch");
 }
 
-// fwd_rows_kernel launch: items of K rows x 32*C packs, K chosen so that about
-// two waves of warps have work. Launches nothing and returns false when K
-// would be 1 (small tensors): there the row form saves no index math and
-// measured slower on an H200 (kernel 7.6 vs 7.2 us for [16,1,1,1] x
-// [16,3,224,224] with w [3,1,224]; 45.8 vs 89.8 us for the f16 middle dims).
-template <typename T, int VEC, int C, bool HASW, typename I>
-bool rows_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
-  const int inner = lay.nk + lay.nr - 1;
-  const int64_t W = lay.size[inner];
-  const int64_t rows = n / W;
-  const int64_t ncol = ceil_div(W / VEC, 32 * C);
-  const int64_t warps = wave_of(reinterpret_cast<const void*>(&fwd_rows_kernel<T, VEC, C, HASW, I>)) * (kThreads / 32);
-  const int64_t K = rows * ncol / (2 * warps);
-  if (K < 2) return false;
-  const int64_t items = ceil_div(rows, K) * ncol;
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(items, kThreads / 32), grid_cap()));
-  fwd_rows_kernel<T, VEC, C, HASW, I><<<blocks, kThreads, 0, stream>>>(lay, a, rows, K, ncol, items);
-  return true;
-}
-
-template <typename T, int VEC, typename I>
-bool rows_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, bool two, cudaStream_t stream) {
-  if (two) {
-    return a.w ? rows_launch<T, VEC, 2, true, I>(lay, a, n, stream) : rows_launch<T, VEC, 2, false, I>(lay, a, n, stream);
-  }
-  return a.w ? rows_launch<T, VEC, 1, true, I>(lay, a, n, stream) : rows_launch<T, VEC, 1, false, I>(lay, a, n, stream);
-}
-
 // fwd_nd_kernel launch for a layout of ND dims with 32-bit offsets; U packs
-// per thread as for the contig kernels (packs_per_thread: more than one only
-// where that makes the grid a single wave).
+// per thread from packs_per_thread (2 for large tensors; for small ones more
+// than one only where that makes the grid a single wave).
 template <typename T, int VEC, int ND>
 void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
   using A = typename AccOf<T>::type;
@@ -1026,7 +920,7 @@ void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t s
     const int64_t wave[3] = {wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 1>)),
                              wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 2>)),
                              wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 4>))};
-    const int u = packs_per_thread(nv, wave);
+    const int u = packs_per_thread(nv, wave, 2);
     const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, int64_t(kThreads) * u)));
     if (u == 4) {
       fwd_nd_kernel<T, VEC, ND, 4><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
@@ -1054,17 +948,29 @@ void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t str
   }
 }
 
-// Forward with broadcasting (layout with nothing reduced: all dims in R): the
-// row form for large tensors whose rows have >= 16 packs (2 packs per lane
-// above 32), else one
-// pack per thread with a full index decomposition each. LERP_FWD_ROWS=0
-// turns the row form off (read once).
+// Forward with broadcasting (layout with nothing reduced: all dims in R):
+// fwd_nd_kernel for layouts of up to 4 collapsed dims with 32-bit offsets
+// (nearly all), else fwd_bcast_kernel. LERP_FWD_ND=0 sends every layout to
+// fwd_bcast_kernel (read once; for experiments).
 template <typename T>
 void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
   const int nd = lay.nk + lay.nr;
   const int inner = nd - 1;
   const bool used[kNumT] = {true, true, true, a.w != nullptr};
+  const bool al = aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out);
+  const bool vec = al && vec_ok(lay, inner, V, used);
+  const bool small = small_layout(lay);
+  static const int nd_on = env_int("LERP_FWD_ND", 1);
+  if (nd_on && small && nd <= 4) {
+    if (vec) {
+      nd_pick<T, V>(lay, a, n, stream);
+    } else {
+      nd_pick<T, 1>(lay, a, n, stream);
+    }
+    check_cuda(cudaGetLastError(), "bcast forward (nd) kernel launch");
+    return;
+  }
   // Decompose only for tensors that are neither laid out like out nor a single element.
   a.mask = 0;
   for (int t = kX; t < kNumT; ++t) {
@@ -1076,41 +982,7 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
     }
     if (!full && !zero) a.mask |= 1u << t;
   }
-  const bool al = aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out);
-  const bool vec = al && vec_ok(lay, inner, V, used);
-  const bool small = small_layout(lay);
   const int v = vec ? V : 1;
-  const int64_t wp = lay.size[inner] / v;
-  static const int nd_on = env_int("LERP_FWD_ND", 1);
-  if (nd_on && small && nd <= 4) {
-    if (vec) {
-      nd_pick<T, V>(lay, a, n, stream);
-    } else {
-      nd_pick<T, 1>(lay, a, n, stream);
-    }
-    check_cuda(cudaGetLastError(), "bcast forward (nd) kernel launch");
-    return;
-  }
-  static const int rows_on = env_int("LERP_FWD_ROWS", 1);
-  if (rows_on && nd >= 2 && wp >= 16) {
-    const bool two = wp > 32;
-    bool done;
-    if (vec && small) {
-      done = rows_pick<T, V, int32_t>(lay, a, n, two, stream);
-    } else if (vec) {
-      done = rows_pick<T, V, int64_t>(lay, a, n, two, stream);
-    } else if (small) {
-      done = rows_pick<T, 1, int32_t>(lay, a, n, two, stream);
-    } else {
-      done = rows_pick<T, 1, int64_t>(lay, a, n, two, stream);
-    }
-    if (done) {
-      check_cuda(cudaGetLastError(), "bcast forward (rows) kernel launch");
-      return;
-    }
-  }
-  // One pack per thread: 2 or 4 per thread measured slower here on an H200
-  // (more registers, fewer resident blocks).
   const int64_t nv = n / v;
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(nv, kThreads), grid_cap()));
   if (vec && small) {
