@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd.
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass.
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd ...]}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass ...]}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -73,6 +73,9 @@ section_nd() {
       --method $m --budget 200 --no-progress >"$out/bcast_bwd_$m.md" 2>&1
   done
 }
+
+# SASS instruction counts of the broadcast forward kernels (cuobjdump)
+section_sass() { python $here/sass_counts.py fwd_nd fwd_bcast >"$out/sass_counts.txt" 2>&1; }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
 echo "diagnostics in $out"
