@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the suite's GPU checks and benchmarks on a CUDA machine and leaves every output under OUTDIR.
 #
-#   bash docs/gpu_run.sh OUTDIR tests|lerp|validate|paddle-check ...
+#   bash docs/gpu_run.sh OUTDIR tests|lerp|lerp-host|validate|paddle-check ...
 #
 # tests:        the gpu-marked tests (builds the torch extension first)
 # lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd)
+# lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
@@ -27,6 +28,11 @@ step_lerp() {
   python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd,fwd+bwd \
     --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md"
+}
+
+step_lerp-host() {
+  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions bwd,fwd+bwd \
+    --method host --json "$out/lerp_host.json" --markdown "$out/lerp_host.md" --no-progress
 }
 
 step_core() {

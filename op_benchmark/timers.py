@@ -18,7 +18,7 @@ from typing import Any
 from opbench import nvml
 from opbench.backends import Backend
 
-METHODS = ("events", "kernel", "graph")
+METHODS = ("events", "kernel", "graph", "host")
 THROTTLE_FRACTION = 0.75  # nvbench discards samples taken below 75% of the max SM clock
 PAD_US = 1000.0  # keep the GPU busy this long before the start event, so launches are queued in time
 MAX_PAD_FLUSHES = 64
@@ -97,6 +97,30 @@ class GraphTimer(EventTimer):
         return super().bind(self.backend.capture_graph(fn))
 
 
+class HostTimer(Timer):
+    """Events around each call started on an idle GPU (flush, then synchronize): device time plus the
+    host's launch latency and the gaps between launches, i.e. what an eager caller waits for (the
+    method of the project's founding reference figures). Use it to compare launch-bound paths
+    (several small kernels, autograd on the host), `events` to compare kernels."""
+
+    method = "host"
+
+    def bind(self, fn: Callable[[], Any]) -> Sampler:
+        b = self.backend
+        start, end = b.event(), b.event()
+
+        def sample() -> float:
+            b.flush_l2()
+            b.synchronize()
+            start.record()
+            fn()
+            end.record()
+            b.synchronize()
+            return start.elapsed_ms(end) * 1e3
+
+        return sample
+
+
 class KernelTimer(Timer):
     """The sum of the kernel, memset and memcpy durations the profiler recorded for one call."""
 
@@ -131,7 +155,8 @@ class WallTimer(Timer):
         return sample
 
 
-_TIMERS: dict[str, type[Timer]] = {"events": EventTimer, "kernel": KernelTimer, "graph": GraphTimer}
+_TIMERS: dict[str, type[Timer]] = {"events": EventTimer, "kernel": KernelTimer, "graph": GraphTimer,
+                                   "host": HostTimer}
 
 
 def effective_method(method: str, device: str) -> str:

@@ -1,4 +1,4 @@
-"""GPU timing paths (skipped without CUDA): events, kernel and graph on the same small ops."""
+"""GPU timing paths (skipped without CUDA): events, kernel, graph and host on the same small ops."""
 
 import pytest
 
@@ -18,16 +18,18 @@ def test_kernel_time_excludes_the_flush_and_graph_skips_launch_overhead():
     b = get_backend("torch", "gpu")
     x = torch.rand(1024, device="cuda")
     med = {}
-    for method in ("events", "kernel", "graph"):
+    for method in ("events", "kernel", "graph", "host"):
         s = make_timer(b, method).bind(lambda: x.mul(2.0))
         samples = sorted(s() for _ in range(30))
         med[method] = samples[15]
     # a 4 KB multiply is a ~2 us kernel; the 256 MiB flush alone takes ~100 us
     assert med["kernel"] < 20 and med["graph"] < 20
     assert med["kernel"] <= med["events"] * 1.5
+    # host adds the launch latency the events method hides (a few us at least)
+    assert med["host"] > med["events"]
 
 
-@pytest.mark.parametrize("method", ["events", "kernel", "graph"])
+@pytest.mark.parametrize("method", ["events", "kernel", "graph", "host"])
 def test_runner_measures_lerp_every_direction(method):
     cfg = BenchConfig(providers=["torch"], device="gpu", method=method,
                       rule=default_rule(0.05, min_samples=10), warmup_s=0.01)
