@@ -50,6 +50,7 @@ class EventTimer(Timer):
     """
 
     method = "events"
+    drain = False  # synchronize after the flush, so the call starts on an idle GPU (HostTimer)
 
     def bind(self, fn: Callable[[], Any]) -> Sampler:
         b = self.backend
@@ -59,6 +60,8 @@ class EventTimer(Timer):
         def sample() -> float:
             for _ in range(flushes):
                 b.flush_l2()
+            if self.drain:
+                b.synchronize()
             start.record()
             fn()
             end.record()
@@ -97,28 +100,17 @@ class GraphTimer(EventTimer):
         return super().bind(self.backend.capture_graph(fn))
 
 
-class HostTimer(Timer):
+class HostTimer(EventTimer):
     """Events around each call started on an idle GPU (flush, then synchronize): device time plus the
     host's launch latency and the gaps between launches, i.e. what an eager caller waits for (the
     method of the project's founding reference figures). Use it to compare launch-bound paths
     (several small kernels, autograd on the host), `events` to compare kernels."""
 
     method = "host"
+    drain = True
 
-    def bind(self, fn: Callable[[], Any]) -> Sampler:
-        b = self.backend
-        start, end = b.event(), b.event()
-
-        def sample() -> float:
-            b.flush_l2()
-            b.synchronize()
-            start.record()
-            fn()
-            end.record()
-            b.synchronize()
-            return start.elapsed_ms(end) * 1e3
-
-        return sample
+    def pad_flushes(self, fn: Callable[[], Any]) -> int:
+        return 0
 
 
 class KernelTimer(Timer):
