@@ -603,9 +603,11 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 
 // Backward, kept dims innermost: thread per VEC kept indices, grid.y = P
 // slices of L. a.subs > 1 (few kept indices, or a short reduced range): a
-// block covers tiles of G = kThreads / subs groups; thread t handles group
-// t % G of the tile, positions r0 + t / G + k * subs of its slice, and the
-// subs partial sums of a group are added in fixed order through shared
+// block covers tiles of G = kThreads / subs groups, each thread taking
+// positions r0 + sub + k * subs of its slice. subs a power of two <= 32
+// (32-bit indices, float sums): a group's subs threads are adjacent lanes (group t / subs, sub t % subs) and
+// their sums meet in a fixed shuffle tree; otherwise thread t handles group
+// t % G, sub t / G, and the sums are added in fixed order through shared
 // memory. With a.target2: that gradient's per-block sum goes
 // to ws2[blockIdx.y * gridDim.x + blockIdx.x] and the slice's target2 index
 // to key2[blockIdx.y].
@@ -617,7 +619,36 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.chunk;
   const int64_t r1 = (r0 + a.chunk < lay.L) ? r0 + a.chunk : lay.L;
   A acc2 = A(0);
-  if (a.subs > 1) {
+  if (sizeof(I) == 4 && sizeof(A) == 4 && a.subs > 1 && a.subs <= 32 && (a.subs & (a.subs - 1)) == 0) {
+    const int ng = kThreads / a.subs;
+    const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
+    const int gl = static_cast<int>(threadIdx.x) / a.subs;
+    for (int64_t t0 = static_cast<int64_t>(blockIdx.x) * ng; t0 < ngroups; t0 += static_cast<int64_t>(gridDim.x) * ng) {
+      const int64_t j = (t0 + gl) * VEC;
+      const bool live = t0 + gl < ngroups;
+      A acc[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+      if (live) {
+        I ok[kNumT];
+        decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+        run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
+                                    static_cast<I>(a.subs), acc, acc2);
+      }
+      for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (the loop bounds are block-uniform)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
+      }
+      if (live && sub == 0) {
+        if (a.P == 1) {
+          store_pack<T, VEC>(a.tgt, j, acc);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+        }
+      }
+    }
+  } else if (a.subs > 1) {
     __shared__ A part[kThreads * VEC];
     const int ng = kThreads / a.subs;  // groups per tile
     const int sub = static_cast<int>(threadIdx.x) / ng;
