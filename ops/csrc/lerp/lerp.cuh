@@ -232,13 +232,20 @@ __device__ __forceinline__ void lerp_pack(const Raw<T, VEC>& x, const Raw<T, VEC
 // U > 1 only for tensors of 1-4 waves of one-pack-per-thread blocks, so that
 // the grid is a single wave with more bytes in flight per thread (see
 // packs_per_thread()); scalar tail.
+// The contig kernels' scalar weight: the attribute, or a one-element tensor
+// read once (unused when the weight is a full tensor).
+template <typename T, bool WFULL>
+__device__ __forceinline__ typename AccOf<T>::type scalar_weight(const T* __restrict__ w, int wmode,
+                                                                 typename AccOf<T>::type wsc) {
+  return !WFULL && wmode == 1 ? cvt_in(w[0]) : wsc;
+}
+
 template <typename T, int VEC, int U, bool WFULL, bool DIFF, typename I>
 __global__ void __launch_bounds__(kThreads)
     fwd_contig_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w, int wmode,
                       typename AccOf<T>::type wsc, T* __restrict__ out, T* __restrict__ diff, I n) {
   using A = typename AccOf<T>::type;
-  const A wr = !WFULL && wmode == 1 ? cvt_in(w[0]) : wsc;
-  constexpr bool wfull = WFULL;
+  const A wr = scalar_weight<T, WFULL>(w, wmode, wsc);
   const I nv = n / VEC;
   constexpr I nt = kThreads;
   const I step = static_cast<I>(gridDim.x) * (nt * U);
@@ -250,7 +257,7 @@ __global__ void __launch_bounds__(kThreads)
       if (i < nv) {
         load_raw<T, VEC>(x, i * VEC, false, xp[u]);
         load_raw<T, VEC>(y, i * VEC, false, yp[u]);
-        if (wfull) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
+        if (WFULL) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
       }
     }
 #pragma unroll
@@ -258,7 +265,7 @@ __global__ void __launch_bounds__(kThreads)
       const I i = base + u * nt;
       if (i < nv) {
         A o[VEC];
-        lerp_pack<T, VEC>(xp[u], yp[u], wp[u], wfull, wr, o);
+        lerp_pack<T, VEC>(xp[u], yp[u], wp[u], WFULL, wr, o);
         store_pack<T, VEC>(out, i * VEC, o);
         if (DIFF) {
 #pragma unroll
@@ -270,7 +277,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   const I tstride = static_cast<I>(gridDim.x) * nt;
   for (I i = nv * VEC + static_cast<I>(blockIdx.x) * nt + static_cast<I>(threadIdx.x); i < n; i += tstride) {
-    A wv = wfull ? cvt_in(w[i]) : wr;
+    A wv = WFULL ? cvt_in(w[i]) : wr;
     out[i] = cvt_out<T>(lerp_value<A>(cvt_in(x[i]), cvt_in(y[i]), wv));
     if (DIFF) diff[i] = cvt_out<T>(cvt_in(y[i]) - cvt_in(x[i]));
   }
@@ -288,8 +295,7 @@ __global__ void __launch_bounds__(kThreads)
                       const T* __restrict__ w, int wmode, typename AccOf<T>::type wsc, T* __restrict__ dx,
                       T* __restrict__ dy, T* __restrict__ dw, I n) {
   using A = typename AccOf<T>::type;
-  const A wr = !WFULL && wmode == 1 ? cvt_in(w[0]) : wsc;
-  constexpr bool wfull = WFULL;
+  const A wr = scalar_weight<T, WFULL>(w, wmode, wsc);
   const I nv = n / VEC;
   constexpr I nt = kThreads;
   const I step = static_cast<I>(gridDim.x) * (nt * U);
@@ -300,7 +306,7 @@ __global__ void __launch_bounds__(kThreads)
       const I i = base + u * nt;
       if (i < nv) {
         load_raw<T, VEC>(g, i * VEC, false, gp[u]);
-        if (wfull) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
+        if (WFULL) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
         if (DW == kDwXY) load_raw<T, VEC>(x, i * VEC, false, xp[DW ? u : 0]);
         if (DW) load_raw<T, VEC>(y, i * VEC, false, yp[DW ? u : 0]);
       }
@@ -313,7 +319,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
         gv[k] = raw_at<T, VEC>(gp[u], k);
-        wv[k] = wfull ? raw_at<T, VEC>(wp[u], k) : wr;
+        wv[k] = WFULL ? raw_at<T, VEC>(wp[u], k) : wr;
       }
       if (dx) {
 #pragma unroll
@@ -337,7 +343,7 @@ __global__ void __launch_bounds__(kThreads)
   const I tstride = static_cast<I>(gridDim.x) * nt;
   for (I i = nv * VEC + static_cast<I>(blockIdx.x) * nt + static_cast<I>(threadIdx.x); i < n; i += tstride) {
     A gv = cvt_in(g[i]);
-    A wv = wfull ? cvt_in(w[i]) : wr;
+    A wv = WFULL ? cvt_in(w[i]) : wr;
     if (dx) dx[i] = cvt_out<T>(gv * (A(1) - wv));
     if (dy) dy[i] = cvt_out<T>(gv * wv);
     if (DW) dw[i] = cvt_out<T>(gv * (DW == kDwXY ? cvt_in(y[i]) - cvt_in(x[i]) : cvt_in(y[i])));
@@ -605,10 +611,10 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 // slices of L. a.subs > 1 (few kept indices, or a short reduced range): a
 // block covers tiles of G = kThreads / subs groups, each thread taking
 // positions r0 + sub + k * subs of its slice. subs a power of two <= 32
-// (32-bit indices, float sums): a group's subs threads are adjacent lanes (group t / subs, sub t % subs) and
-// their sums meet in a fixed shuffle tree; otherwise thread t handles group
-// t % G, sub t / G, and the sums are added in fixed order through shared
-// memory. With a.target2: that gradient's per-block sum goes
+// (32-bit indices, float sums): a group's subs threads are adjacent lanes
+// (group t / subs, sub t % subs) and their sums meet in a fixed shuffle
+// tree; otherwise thread t handles group t % G, sub t / G, and the sums are
+// added in fixed order through shared memory. With a.target2: that gradient's per-block sum goes
 // to ws2[blockIdx.y * gridDim.x + blockIdx.x] and the slice's target2 index
 // to key2[blockIdx.y].
 template <typename T, int VEC, int B, bool XY, typename I>
@@ -619,40 +625,15 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.chunk;
   const int64_t r1 = (r0 + a.chunk < lay.L) ? r0 + a.chunk : lay.L;
   A acc2 = A(0);
-  if (sizeof(I) == 4 && sizeof(A) == 4 && a.subs > 1 && a.subs <= 32 && (a.subs & (a.subs - 1)) == 0) {
-    const int ng = kThreads / a.subs;
-    const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
-    const int gl = static_cast<int>(threadIdx.x) / a.subs;
-    for (int64_t t0 = static_cast<int64_t>(blockIdx.x) * ng; t0 < ngroups; t0 += static_cast<int64_t>(gridDim.x) * ng) {
-      const int64_t j = (t0 + gl) * VEC;
-      const bool live = t0 + gl < ngroups;
-      A acc[VEC];
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-      if (live) {
-        I ok[kNumT];
-        decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
-        run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
-                                    static_cast<I>(a.subs), acc, acc2);
-      }
-      for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (the loop bounds are block-uniform)
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
-      }
-      if (live && sub == 0) {
-        if (a.P == 1) {
-          store_pack<T, VEC>(a.tgt, j, acc);
-        } else {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
-        }
-      }
-    }
-  } else if (a.subs > 1) {
+  if (a.subs > 1) {
+    // shfl: a group's subs threads are adjacent lanes (sub = t % subs); else they are kThreads / subs
+    // apart (sub = t / ng, which keeps the loads of a warp on consecutive packs) and meet in part[].
+    const bool shfl = sizeof(I) == 4 && sizeof(A) == 4 && a.subs <= 32 && (a.subs & (a.subs - 1)) == 0;
     __shared__ A part[kThreads * VEC];
     const int ng = kThreads / a.subs;  // groups per tile
-    const int sub = static_cast<int>(threadIdx.x) / ng;
-    const int gl = static_cast<int>(threadIdx.x) - sub * ng;
+    const int t = static_cast<int>(threadIdx.x);
+    const int sub = shfl ? t & (a.subs - 1) : t / ng;
+    const int gl = shfl ? t / a.subs : t - sub * ng;
     for (int64_t t0 = static_cast<int64_t>(blockIdx.x) * ng; t0 < ngroups; t0 += static_cast<int64_t>(gridDim.x) * ng) {
       const int64_t j = (t0 + gl) * VEC;
       const bool live = t0 + gl < ngroups;
@@ -665,16 +646,25 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
         run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
                                     static_cast<I>(a.subs), acc, acc2);
       }
+      if (shfl) {  // every lane takes part (the loop bounds are block-uniform)
+        for (int o = a.subs / 2; o > 0; o >>= 1) {
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) part[threadIdx.x * VEC + k] = acc[k];
-      __syncthreads();
-      if (live && sub == 0) {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-        for (int q = 0; q < a.subs; ++q) {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) acc[k] += part[(q * ng + gl) * VEC + k];
+          for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
         }
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) part[t * VEC + k] = acc[k];
+        __syncthreads();
+        if (live && sub == 0) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+          for (int q = 0; q < a.subs; ++q) {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) acc[k] += part[(q * ng + gl) * VEC + k];
+          }
+        }
+      }
+      if (live && sub == 0) {
         if (a.P == 1) {
           store_pack<T, VEC>(a.tgt, j, acc);
         } else {
@@ -682,7 +672,7 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
           for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
         }
       }
-      __syncthreads();  // part[] is reused by the next tile
+      if (!shfl) __syncthreads();  // part[] is reused by the next tile
     }
   } else {
     for (int64_t jg = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; jg < ngroups;
