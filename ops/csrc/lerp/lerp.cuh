@@ -614,9 +614,9 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 // (32-bit indices, float sums): a group's subs threads are adjacent lanes
 // (group t / subs, sub t % subs) and their sums meet in a fixed shuffle
 // tree; otherwise thread t handles group t % G, sub t / G, and the sums are
-// added in fixed order through shared memory. With a.target2: that gradient's per-block sum goes
-// to ws2[blockIdx.y * gridDim.x + blockIdx.x] and the slice's target2 index
-// to key2[blockIdx.y].
+// added in fixed order through shared memory. With a.target2: that
+// gradient's per-block sum goes to ws2[blockIdx.y * gridDim.x + blockIdx.x]
+// and the slice's target2 index to key2[blockIdx.y].
 template <typename T, int VEC, int B, bool XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> a) {
   using A = typename AccOf<T>::type;
@@ -878,21 +878,21 @@ void contig_launch(int64_t blocks, const T* a0, const T* x, const T* y, const T*
   using A = typename AccOf<T>::type;
   const A ws = static_cast<A>(wsc);
   const I n = static_cast<I>(n64);
+  const unsigned g = static_cast<unsigned>(blocks);
   if (FWD && o1) {  // training forward, weight needing a gradient: full weight
-    fwd_contig_kernel<T, VEC, 1, true, true, I><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, o1, n);
+    fwd_contig_kernel<T, VEC, 1, true, true, I><<<g, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, o1, n);
   } else if (FWD && wmode == 2) {
-    fwd_contig_kernel<T, VEC, U, true, false, I><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, nullptr, n);
+    fwd_contig_kernel<T, VEC, U, true, false, I><<<g, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, nullptr, n);
   } else if (FWD) {
-    fwd_contig_kernel<T, VEC, U, false, false, I><<<blocks, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, nullptr, n);
+    fwd_contig_kernel<T, VEC, U, false, false, I><<<g, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, nullptr, n);
   } else if (o2 && x) {  // weight gradient: full weight
-    bwd_contig_kernel<T, VEC, 1, true, kDwXY, I><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
+    bwd_contig_kernel<T, VEC, 1, true, kDwXY, I><<<g, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   } else if (o2) {
-    bwd_contig_kernel<T, VEC, 1, true, kDwDiff, I><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
+    bwd_contig_kernel<T, VEC, 1, true, kDwDiff, I><<<g, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   } else if (wmode == 2) {
-    bwd_contig_kernel<T, VEC, U, true, kDwNone, I><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
+    bwd_contig_kernel<T, VEC, U, true, kDwNone, I><<<g, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   } else {
-    bwd_contig_kernel<T, VEC, U, false, kDwNone, I><<<blocks, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2,
-                                                                                n);
+    bwd_contig_kernel<T, VEC, U, false, kDwNone, I><<<g, kThreads, 0, stream>>>(a0, x, y, w, wmode, ws, o0, o1, o2, n);
   }
 }
 
@@ -917,7 +917,8 @@ void launch_contig_packs(const T* a0, const T* x, const T* y, const T* w, int wm
   int u = 1;
   if constexpr (std::is_same_v<I, int32_t>) {
     const bool wf = wmode == 2;
-    const int64_t wave[3] = {wave_of(contig_kernel_ptr<T, FWD, V, 1>(wf)), wave_of(contig_kernel_ptr<T, FWD, V, 2>(wf)),
+    const int64_t wave[3] = {wave_of(contig_kernel_ptr<T, FWD, V, 1>(wf)),
+                             wave_of(contig_kernel_ptr<T, FWD, V, 2>(wf)),
                              wave_of(contig_kernel_ptr<T, FWD, V, 4>(wf))};
     // The dw and diff variants (tensor weight needing a gradient) run one pack per thread.
     u = (FWD ? o1 != nullptr : o2 != nullptr) ? 1 : packs_per_thread(packs, wave, 1);
