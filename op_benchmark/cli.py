@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="default: gpu when available")
     p.add_argument("--method", choices=METHODS, default="events",
                    help="GPU timing: events (default; L2 flushed before each sample), kernel (profiler kernel "
-                        "sum), graph (CUDA-graph replay); the CPU always uses the wall clock")
+                        "sum), graph (CUDA-graph replay), host (started on an idle GPU: launch latency and gaps "
+                        "included); the CPU always uses the wall clock")
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S * 1e3, metavar="MS",
                    help=f"sampling time per case, provider and direction (default {DEFAULT_BUDGET_S * 1e3:.0f})")
     p.add_argument("--min-samples", type=int, default=DEFAULT_MIN_SAMPLES, metavar="N",
