@@ -59,6 +59,13 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     # kernel runs 2 packs per thread on a 132-SM GPU (one wave)
     "five_dims": ([3, 1, 4, 1, 5], [1, 2, 1, 6, 1], [4, 1, 1]),
     "nd_two_packs": ([16, 1, 1, 1], [16, 3, 160, 160], [3, 1, 160]),
+    # backward summed over contiguous rows (rows kernel): one row; unvectorized rows; y reduced with a
+    # one-element tensor weight; long rows in multi-step slices; more rows than a grid's y extent
+    "rows_single": ([1], [262144], 0.3),
+    "rows_odd_len": ([6, 1], [6, 1001], 0.4),
+    "rows_dy": ([8, 3, 64, 64], [8, 1, 1, 1], [1]),
+    "rows_long": ([2, 1], [2, 4000000], 0.6),
+    "rows_many": ([66000, 1], [66000, 260], 0.2),
 }
 
 

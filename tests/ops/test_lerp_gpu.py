@@ -78,17 +78,53 @@ def test_cuda_unaligned(torch_ext: Any, dtype: str) -> None:
             torch.testing.assert_close(p, q)
 
 
-def test_cuda_deterministic(torch_ext: Any) -> None:
-    """Reductions use fixed-order partial sums: bitwise equal across runs."""
+@pytest.mark.parametrize("weight", ["tensor", "scalar"])
+def test_cuda_deterministic(torch_ext: Any, weight: str) -> None:
+    """Reductions use fixed-order partial sums (the rows kernel's last block too): bitwise equal across runs."""
     from ops import lerp
 
     x = torch.randn(16, 1, 1, 1, device="cuda", requires_grad=True)
     y = torch.randn(16, 3, 224, 224, device="cuda", requires_grad=True)
-    w = torch.rand(3, 1, 224, device="cuda", requires_grad=True)
+    w = torch.rand(3, 1, 224, device="cuda", requires_grad=True) if weight == "tensor" else 0.5
+    inputs = (x, y, w) if weight == "tensor" else (x, y)
     g = torch.randn(16, 3, 224, 224, device="cuda")
-    r1 = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
-    r2 = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
-    for p, q in zip(r1, r2, strict=True):
+    r1 = torch.autograd.grad(lerp(x, y, w), inputs, g)
+    for _ in range(3):
+        r2 = torch.autograd.grad(lerp(x, y, w), inputs, g)
+        for p, q in zip(r1, r2, strict=True):
+            assert torch.equal(p, q)
+
+
+def test_cuda_graph_capture(torch_ext: Any) -> None:
+    """Captured into a CUDA graph, the rows backward sums its partials by a finalize launch instead of the
+    per-stream counters: replays give the eager result, bit for bit, also on another stream."""
+    from ops import lerp
+
+    x = torch.randn(16, 1, 1, 1, device="cuda", requires_grad=True)
+    y = torch.randn(16, 3, 224, 224, device="cuda", requires_grad=True)
+    g = torch.randn(16, 3, 224, 224, device="cuda")
+    eager = torch.autograd.grad(lerp(x, y, 0.5), (x, y), g)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as torch.cuda.graph asks
+        torch.autograd.grad(lerp(x, y, 0.5), (x, y), g)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = torch.autograd.grad(lerp(x, y, 0.5), (x, y), g)
+    for stream in (torch.cuda.current_stream(), side):
+        for p in captured:
+            p.zero_()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            graph.replay()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        for p, q in zip(captured, eager, strict=True):
+            assert torch.equal(p, q)
+    # eager calls after the graph still use (and reset) the counters correctly
+    again = torch.autograd.grad(lerp(x, y, 0.5), (x, y), g)
+    for p, q in zip(again, eager, strict=True):
         assert torch.equal(p, q)
 
 

@@ -38,6 +38,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "broadcast.h"
@@ -718,6 +719,20 @@ struct FinJob {
   int64_t blocks = 0;
 };
 
+// One target's P partials (stride apart) summed by a warp in fixed order:
+// lane l adds partials l, l + 32, ..., then a fixed shuffle tree; lane 0
+// holds the sum. Shared by finalize_kernel and rows_kernel's last block, so
+// both give the same bits.
+template <typename A>
+__device__ __forceinline__ A warp_sum_partials(const A* ws, int64_t P, int64_t stride) {
+  const int lane = threadIdx.x & 31;
+  A s = A(0);
+  for (int64_t p = lane; p < P; p += 32) s += __ldcg(ws + p * stride);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+  return s;
+}
+
 template <typename T>
 __device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
   using A = typename AccOf<T>::type;
@@ -734,15 +749,15 @@ __device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
   for (int64_t m = bid * (kThreads / 32) + (threadIdx.x >> 5); m < j.M; m += warps) {
     A s = A(0);
     if (j.mode == 2) {
-      for (int64_t p = lane; p < j.P; p += 32) s += j.ws[p * j.M + m];
+      s = warp_sum_partials<A>(j.ws + m, j.P, j.M);
     } else {
       for (int64_t p = lane; p < j.P; p += 32) {
         if (j.keys[p] != m) continue;
         for (int64_t q = 0; q < j.G; ++q) s += j.ws[p * j.G + q];
       }
-    }
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    }
     if (lane == 0) j.tgt[m] = cvt_out<T>(s);
   }
 }
@@ -754,6 +769,96 @@ __global__ void __launch_bounds__(kThreads) finalize_kernel(FinJob<T> a, FinJob<
     fin_run<T>(a, blockIdx.x);
   } else {
     fin_run<T>(b, static_cast<int64_t>(blockIdx.x) - a.blocks);
+  }
+}
+
+// ------------------------------------------------------------------ rows --
+// Backward with one reduced gradient summed over dout viewed as [M rows, L]
+// (contiguous rows: x [16,1,1,1] vs y [16,3,224,224] gives 16 rows of
+// 150528), a scalar or one-element weight and no weight gradient. The weight
+// is read once; per element one product is summed (tgt: x's g*(1-w) or y's
+// g*w) and the other one stored (full: the other input's full-size gradient,
+// or null). Block (p, j) covers packs [p*chunk, (p+1)*chunk) of row j, U
+// packs per thread per step with all loads issued first; no index math
+// beyond a row offset. P == 1: the block writes tgt[j]. P > 1: its block sum
+// goes to ws[p * M + j]; with `cnt` (per-row ticket counters, zero on entry)
+// the last block of a row to finish adds the row's partials in fixed order
+// (warp_sum_partials) and sets the counter back to zero, so no second launch
+// is needed; without (stream capture), finalize_kernel does the same sums.
+template <typename T>
+struct RowArgs {
+  const T* g = nullptr;
+  const T* w = nullptr;  // one-element weight, or null: wsc
+  double wsc = 0.0;
+  bool sum_lo = true;    // summed product g*(1-w) (x's gradient), else g*w
+  T* full = nullptr;     // the other product, full size (may be null)
+  T* tgt = nullptr;      // the reduced gradient, [M]
+  typename AccOf<T>::type* ws = nullptr;  // [P, M] partials when P > 1
+  unsigned* cnt = nullptr;                // [M] ticket counters (P > 1), or null: finalize
+  int64_t M = 1, L = 1, chunk = 1;        // rows, row length, slice length (elements)
+  int P = 1;
+};
+
+template <typename T, int VEC, int U, typename I>
+__global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  const A w = a.w ? cvt_in(a.w[0]) : static_cast<A>(a.wsc);
+  const A cs = a.sum_lo ? A(1) - w : w;  // coefficient of the summed product
+  const A cf = a.sum_lo ? w : A(1) - w;  // and of the stored one
+  const I lv = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
+  const I p0 = static_cast<I>(blockIdx.x) * cv;
+  const I p1 = p0 + cv < lv ? p0 + cv : lv;
+  __shared__ bool last;
+  for (int64_t j = blockIdx.y; j < a.M; j += gridDim.y) {
+    const T* g = a.g + j * a.L;
+    T* full = a.full ? a.full + j * a.L : nullptr;
+    A acc[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+    for (I q = p0 + static_cast<I>(threadIdx.x); q < p1; q += kThreads * U) {
+      Raw<T, VEC> gp[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (q + u * kThreads < p1) load_raw<T, VEC>(g, (q + u * kThreads) * VEC, false, gp[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (q + u * kThreads >= p1) continue;
+        A o[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          const A gv = raw_at<T, VEC>(gp[u], k);
+          acc[k] += gv * cs;
+          o[k] = gv * cf;
+        }
+        if (full) store_pack<T, VEC>(full, (q + u * kThreads) * VEC, o);
+      }
+    }
+    A s = A(0);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) s += acc[k];
+    s = block_sum(s);
+    if (a.P == 1) {
+      if (threadIdx.x == 0) a.tgt[j] = cvt_out<T>(s);
+      continue;
+    }
+    if (threadIdx.x == 0) {
+      a.ws[static_cast<int64_t>(blockIdx.x) * a.M + j] = s;
+      if (a.cnt) {
+        __threadfence();  // the partial is visible before the ticket is taken
+        last = atomicAdd(a.cnt + j, 1u) == static_cast<unsigned>(a.P - 1);
+      }
+    }
+    if (!a.cnt) continue;
+    __syncthreads();
+    if (last && threadIdx.x < 32) {
+      __threadfence();  // every other block's partial is read after its ticket
+      const A t = warp_sum_partials<A>(a.ws + j, a.P, a.M);
+      if (threadIdx.x == 0) {
+        a.tgt[j] = cvt_out<T>(t);
+        a.cnt[j] = 0u;  // ready for the stream's next launch
+      }
+    }
   }
 }
 
@@ -1129,6 +1234,153 @@ inline int64_t divisor_at_least(int64_t e, int64_t c) {
   return e;
 }
 
+// Per-(device, stream) ticket counters of rows_kernel: kRowCounters zeroed
+// once on the stream when first asked for, and left at zero by every launch
+// that uses them, so the stream's launches (which run one after another)
+// share them. Null, so that the caller falls back to a finalize launch, when
+// more rows are needed or the stream is being captured into a graph (a graph
+// may be replayed on another stream, concurrently with this one's work).
+// LERP_ROW_COUNTERS=0 always returns null (read once; for experiments).
+constexpr int64_t kRowCounters = 8192;
+
+inline unsigned* row_counters(cudaStream_t stream, int64_t rows) {
+  static const int on = env_int("LERP_ROW_COUNTERS", 1);
+  if (!on || rows > kRowCounters) return nullptr;
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &cap) != cudaSuccess) {
+    (void)cudaGetLastError();  // e.g. the legacy stream while another one captures: treat as capturing
+    return nullptr;
+  }
+  if (cap != cudaStreamCaptureStatusNone) return nullptr;
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  static std::mutex mu;
+  static std::map<std::pair<int, cudaStream_t>, unsigned*> pool;  // kept for the process's life
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = pool.find({dev, stream});
+  if (it != pool.end()) return it->second;
+  // Relaxed capture mode: allocating here must not invalidate another thread's graph capture.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, sizeof(unsigned) * kRowCounters);
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
+  check_cuda(e, "cudaMalloc (row counters)");
+  check_cuda(cudaMemsetAsync(p, 0, sizeof(unsigned) * kRowCounters, stream), "cudaMemsetAsync (row counters)");
+  pool[{dev, stream}] = static_cast<unsigned*>(p);
+  return static_cast<unsigned*>(p);
+}
+
+// Can this backward pass run as rows_kernel? One reduced gradient of x or y
+// (nothing fused, no weight gradient) whose reduced positions are the
+// innermost, contiguous ones of dout (dout is [M, L] row-major), and a
+// scalar or one-element weight. LERP_ROWS=0 sends these to gen_r (read
+// once; for experiments).
+template <typename T>
+bool rows_apply(const Layout& lay, const GenArgs<T>& a) {
+  static const int on = env_int("LERP_ROWS", 1);
+  if (!on || (a.target != kX && a.target != kY) || a.target2 >= 0 || a.dw != nullptr) return false;
+  if (lay.nr != 1 || lay.nk > 1 || lay.stride[kOut][lay.nk] != 1 || !reduced_inner(lay, a.target)) return false;
+  if (lay.nk == 1 && lay.stride[kOut][0] != lay.L) return false;
+  if (a.w) {
+    for (int i = 0; i < lay.nk + lay.nr; ++i)
+      if (lay.stride[kW][i] != 0) return false;
+  }
+  return true;
+}
+
+template <typename T, int VEC, int U>
+const void* rows_kernel_ptr(bool i64) {
+  return i64 ? reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, int64_t>)
+             : reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, int32_t>);
+}
+
+template <typename T, int VEC, int U>
+void rows_launch_u(bool i64, dim3 grid, const RowArgs<T>& r, cudaStream_t stream) {
+  if (i64) {
+    rows_kernel<T, VEC, U, int64_t><<<grid, kThreads, 0, stream>>>(r);
+  } else {
+    rows_kernel<T, VEC, U, int32_t><<<grid, kThreads, 0, stream>>>(r);
+  }
+}
+
+// rows_kernel's packs per thread per step U and slices per row P: the
+// smallest U in {1, 2, 4} whose grid of one step per thread (P = packs per
+// row / (256 U)) fits in one wave of that kernel; otherwise U = 4 and P
+// slices of whole steps such that the grid is about one wave (P = 1 when the
+// rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
+template <typename T, int VEC>
+void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
+  static const int forced = env_int("LERP_ROWS_PACKS", 0);
+  const bool i64 = r.L >= (int64_t(1) << 30);
+  const int64_t lv = r.L / VEC;
+  const int64_t gy = std::min<int64_t>(r.M, 65535);
+  const int us[3] = {1, 2, 4};
+  const int64_t wave[3] = {wave_of(rows_kernel_ptr<T, VEC, 1>(i64)), wave_of(rows_kernel_ptr<T, VEC, 2>(i64)),
+                           wave_of(rows_kernel_ptr<T, VEC, 4>(i64))};
+  int k = 2;
+  int64_t steps = 0;  // packs per slice, in steps of 256 U
+  for (int i = 0; i < 3; ++i) {
+    const int64_t s1 = ceil_div(lv, int64_t(kThreads) * us[i]);  // one-step slices per row
+    if ((forced == 0 && s1 * gy <= wave[i]) || forced == us[i]) {
+      k = i;
+      steps = 1;
+      break;
+    }
+  }
+  const int64_t step = int64_t(kThreads) * us[k];
+  if (steps == 0) {  // big rows: P slices of whole steps, about one wave in all
+    const int64_t P0 = std::max<int64_t>(1, std::min<int64_t>(ceil_div(lv, step), ceil_div(wave[k], gy)));
+    steps = ceil_div(ceil_div(lv, P0), step);
+  }
+  r.chunk = std::max<int64_t>(1, steps * step) * VEC;
+  r.P = static_cast<int>(std::max<int64_t>(1, ceil_div(lv, steps * step)));
+  if (r.P > 1) {
+    r.ws = static_cast<typename AccOf<T>::type*>(alloc(sizeof(typename AccOf<T>::type) * r.P * r.M));
+    r.cnt = row_counters(stream, r.M);
+  }
+  const dim3 grid(static_cast<unsigned>(r.P), static_cast<unsigned>(gy));
+  if (us[k] == 1) {
+    rows_launch_u<T, VEC, 1>(i64, grid, r, stream);
+  } else if (us[k] == 2) {
+    rows_launch_u<T, VEC, 2>(i64, grid, r, stream);
+  } else {
+    rows_launch_u<T, VEC, 4>(i64, grid, r, stream);
+  }
+  check_cuda(cudaGetLastError(), "rows kernel launch");
+  if (r.P > 1 && !r.cnt) {  // fixed-order sums of the partials by a second launch, as gen_r's
+    FinJob<T> f, none;
+    f.ws = r.ws;
+    f.P = r.P;
+    f.M = r.M;
+    f.tgt = r.tgt;
+    f.mode = 2;
+    f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(r.M, kThreads / 32), int64_t(sm_count()) * 8));
+    finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, none);
+    check_cuda(cudaGetLastError(), "finalize kernel launch");
+  }
+}
+
+// The rows pass for a layout that rows_apply() accepts.
+template <typename T>
+void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  RowArgs<T> r;
+  r.g = a.g;
+  r.w = a.w;
+  r.wsc = a.wsc;
+  r.sum_lo = a.target == kX;
+  r.full = a.target == kX ? a.dy : a.dx;
+  r.tgt = a.tgt;
+  r.M = lay.M;
+  r.L = lay.L;
+  if (aligned16(r.g) && aligned16(r.full) && r.L % V == 0) {
+    rows_launch<T, V>(r, alloc, stream);
+  } else {
+    rows_launch<T, 1>(r, alloc, stream);
+  }
+}
+
 // One backward pass over the output positions with one reduced target
 // (a.target) plus any full-size gradients, and optionally (gen_k only) a
 // second reduced target a.target2. Returns false, launching nothing, when
@@ -1147,6 +1399,10 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   const bool small = small_layout(lay);
   const bool al = aligned16(a.g) && aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out) &&
                   aligned16(a.dx) && aligned16(a.dy) && aligned16(a.dw) && aligned16(a.tgt);
+  if (rows_apply<T>(lay, a)) {
+    launch_rows<T>(lay, a, alloc, stream);
+    return true;
+  }
   const bool inner_r = reduced_inner(lay, a.target);
   GenPick<T> pick{!inner_r, false, small, need_xy};
   int64_t P = 1, gx = 1, gy = 1;
