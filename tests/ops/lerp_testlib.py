@@ -66,6 +66,11 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "rows_dy": ([8, 3, 64, 64], [8, 1, 1, 1], [1]),
     "rows_long": ([2, 1], [2, 4000000], 0.6),
     "rows_many": ([66000, 1], [66000, 260], 0.2),
+    # backward summed down the columns (cols kernel): the weight's gradient (x, y read); y reduced with a
+    # weight per column; columns not a multiple of the pack (unvectorized)
+    "cols_dw": ([4, 40000], [4, 40000], [40000]),
+    "cols_dy_wcol": ([6, 50000], [50000], [50000]),
+    "cols_odd": ([3, 70001], [8, 3, 70001], 0.4),
 }
 
 

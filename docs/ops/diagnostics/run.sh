@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows.
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows (rows: the rows and cols kernels).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows ...]}
@@ -77,20 +77,25 @@ section_nd() {
 # SASS instruction counts of the broadcast forward kernels (cuobjdump)
 section_sass() { python $here/sass_counts.py fwd_nd fwd_bcast >"$out/sass_counts.txt" 2>&1; }
 
-# backwards summed over contiguous rows (x [16,1,1,1], w 0.5; x [1] vs y [262144]): the rows kernel
-# (default), its packs per thread (LERP_ROWS_PACKS), its finalize fallback (LERP_ROW_COUNTERS=0) and the
-# former gen_r pass (LERP_ROWS=0), against torch and torch.compile; kernel and event time; timeline
+# the rows and cols backward kernels against what they replace (LERP_ROWS=0: gen_r; LERP_COLS=0: gen_k) and
+# their knobs (LERP_ROW_COUNTERS=0: finalize launch instead of the last block's sums; LERP_ROWS_PACKS;
+# LERP_COLS_SUBS), kernel time; torch and torch.compile in kernel and event time; timelines
 section_rows() {
   local R1='paddle.lerp(Tensor([1],"float32"), Tensor([262144],"float32"), 0.3)'
+  local C1W='paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), Tensor([1],"float32"))'
   for m in kernel events; do
-    python -m opbench bench "$CB5" "$R1" --providers torch,torch-compile --directions bwd --method $m \
-      --budget 200 --no-progress >"$out/rows_ref_$m.md" 2>&1
-    for knob in LERP_ROWS=1 LERP_ROWS=0 LERP_ROW_COUNTERS=0 LERP_ROWS_PACKS=1 LERP_ROWS_PACKS=2 LERP_ROWS_PACKS=4; do
-      env $knob python -m opbench bench "$CB5" "$R1" --providers torch-ops --directions bwd --method $m \
-        --budget 200 --no-progress >"$out/rows_${knob//=/}_$m.md" 2>&1
-    done
+    python -m opbench bench "$CB5" "$R1" "$C1W" "$C3" --providers torch,torch-compile,torch-ops --directions bwd \
+      --method $m --budget 200 --no-progress >"$out/rows_ref_$m.md" 2>&1
   done
-  python $here/timeline.py "$CB5" >"$out/rows_timeline.log" 2>&1
+  for knob in LERP_ROWS=0 LERP_ROW_COUNTERS=0 LERP_ROWS_PACKS=1 LERP_ROWS_PACKS=2 LERP_ROWS_PACKS=4; do
+    env $knob python -m opbench bench "$CB5" "$R1" "$C1W" --providers torch-ops --directions bwd --method kernel \
+      --budget 200 --no-progress >"$out/rows_${knob//=/}_kernel.md" 2>&1
+  done
+  for knob in LERP_COLS=0 LERP_COLS_SUBS=2 LERP_COLS_SUBS=4 LERP_COLS_SUBS=8 LERP_COLS_SUBS=16; do
+    env $knob python -m opbench bench "$C3" --providers torch-ops --directions bwd --method kernel \
+      --budget 200 --no-progress >"$out/rows_${knob//=/}_kernel.md" 2>&1
+  done
+  python $here/timeline.py "$CB5" "$C1W" "$C3" >"$out/rows_timeline.log" 2>&1
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done

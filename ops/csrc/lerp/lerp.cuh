@@ -775,23 +775,28 @@ __global__ void __launch_bounds__(kThreads) finalize_kernel(FinJob<T> a, FinJob<
 // ------------------------------------------------------------------ rows --
 // Backward with one reduced gradient summed over dout viewed as [M rows, L]
 // (contiguous rows: x [16,1,1,1] vs y [16,3,224,224] gives 16 rows of
-// 150528), a scalar or one-element weight and no weight gradient. The weight
-// is read once; per element one product is summed (tgt: x's g*(1-w) or y's
-// g*w) and the other one stored (full: the other input's full-size gradient,
-// or null). Block (p, j) covers packs [p*chunk, (p+1)*chunk) of row j, U
-// packs per thread per step with all loads issued first; no index math
-// beyond a row offset. P == 1: the block writes tgt[j]. P > 1: its block sum
-// goes to ws[p * M + j]; with `cnt` (per-row ticket counters, zero on entry)
-// the last block of a row to finish adds the row's partials in fixed order
+// 150528; x, y [16,102400] with w [1] one row of 1.6 M), the weight constant
+// along each row (a scalar, or w[j * w_row]). The summed product is x's
+// g*(1-w), y's g*w, or with XY the weight's g*(y-x) (x, y laid out like
+// dout); dx, dy, when not null, are written full size on the way. Block
+// (p, j) covers packs [p*chunk, (p+1)*chunk) of row j, U packs per thread
+// per step with all loads issued first; no index math beyond a row offset.
+// P == 1: the block writes tgt[j]. P > 1: its block sum goes to
+// ws[p * M + j]; with `cnt` (per-row ticket counters, zero on entry) the
+// last block of a row to finish adds the row's partials in fixed order
 // (warp_sum_partials) and sets the counter back to zero, so no second launch
 // is needed; without (stream capture), finalize_kernel does the same sums.
 template <typename T>
 struct RowArgs {
   const T* g = nullptr;
-  const T* w = nullptr;  // one-element weight, or null: wsc
+  const T* x = nullptr;  // XY only
+  const T* y = nullptr;
+  const T* w = nullptr;  // weight of row j at w[j * w_row], or null: wsc
+  int64_t w_row = 0;
   double wsc = 0.0;
-  bool sum_lo = true;    // summed product g*(1-w) (x's gradient), else g*w
-  T* full = nullptr;     // the other product, full size (may be null)
+  bool sum_lo = true;    // !XY: summed product g*(1-w) (x's gradient), else g*w
+  T* dx = nullptr;       // full-size gradients written on the way (null: not)
+  T* dy = nullptr;
   T* tgt = nullptr;      // the reduced gradient, [M]
   typename AccOf<T>::type* ws = nullptr;  // [P, M] partials when P > 1
   unsigned* cnt = nullptr;                // [M] ticket counters (P > 1), or null: finalize
@@ -799,39 +804,55 @@ struct RowArgs {
   int P = 1;
 };
 
-template <typename T, int VEC, int U, typename I>
+template <typename T, int VEC, int U, bool XY, typename I>
 __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
   using A = typename AccOf<T>::type;
-  const A w = a.w ? cvt_in(a.w[0]) : static_cast<A>(a.wsc);
-  const A cs = a.sum_lo ? A(1) - w : w;  // coefficient of the summed product
-  const A cf = a.sum_lo ? w : A(1) - w;  // and of the stored one
   const I lv = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
   const I p0 = static_cast<I>(blockIdx.x) * cv;
   const I p1 = p0 + cv < lv ? p0 + cv : lv;
   __shared__ bool last;
   for (int64_t j = blockIdx.y; j < a.M; j += gridDim.y) {
-    const T* g = a.g + j * a.L;
-    T* full = a.full ? a.full + j * a.L : nullptr;
+    const A w = a.w ? cvt_in(a.w[j * a.w_row]) : static_cast<A>(a.wsc);
+    const A cs = a.sum_lo ? A(1) - w : w;  // coefficient of the summed product (!XY)
+    const int64_t row = j * a.L;
     A acc[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+#pragma unroll 1
     for (I q = p0 + static_cast<I>(threadIdx.x); q < p1; q += kThreads * U) {
-      Raw<T, VEC> gp[U];
+      Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        if (q + u * kThreads < p1) load_raw<T, VEC>(g, (q + u * kThreads) * VEC, false, gp[u]);
+        const I e = (q + u * kThreads) * VEC;
+        if (q + u * kThreads < p1) {
+          load_raw<T, VEC>(a.g + row, e, false, gp[u]);
+          if (XY) {
+            load_raw<T, VEC>(a.x + row, e, false, xp[XY ? u : 0]);
+            load_raw<T, VEC>(a.y + row, e, false, yp[XY ? u : 0]);
+          }
+        }
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
+        const I e = (q + u * kThreads) * VEC;
         if (q + u * kThreads >= p1) continue;
-        A o[VEC];
+        A gv[VEC], o[VEC];
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
-          const A gv = raw_at<T, VEC>(gp[u], k);
-          acc[k] += gv * cs;
-          o[k] = gv * cf;
+          gv[k] = raw_at<T, VEC>(gp[u], k);
+          acc[k] += XY ? gv[k] * (raw_at<T, VEC>(yp[XY ? u : 0], k) - raw_at<T, VEC>(xp[XY ? u : 0], k))
+                       : gv[k] * cs;
         }
-        if (full) store_pack<T, VEC>(full, (q + u * kThreads) * VEC, o);
+        if (a.dx) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - w);
+          store_pack<T, VEC>(a.dx + row, e, o);
+        }
+        if (a.dy) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * w;
+          store_pack<T, VEC>(a.dy + row, e, o);
+        }
       }
     }
     A s = A(0);
@@ -860,6 +881,93 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
       }
     }
   }
+}
+
+// ------------------------------------------------------------------ cols --
+// Backward with one reduced gradient summed down the columns of dout viewed
+// as [L rows, M columns] row-major (x [3,224,224] vs y [16,3,224,224]: 16
+// rows of 150528), the weight constant down each column (a scalar, or
+// w[c * w_col]), for the weight's gradient x and y laid out like dout. A
+// column pack (VEC columns) belongs to `subs` adjacent lanes (a power of two
+// <= 32), lane `sub` taking rows sub, sub + subs, ..., U rows per step with
+// all loads issued first; the lanes' sums meet in a fixed shuffle tree and
+// the first lane writes tgt. One pass, no slices, no index math beyond
+// row * M + column; dx, dy (when not null) written full size on the way.
+template <typename T>
+struct ColArgs {
+  const T* g = nullptr;
+  const T* x = nullptr;  // XY only
+  const T* y = nullptr;
+  const T* w = nullptr;  // weight of column c at w[c * w_col], or null: wsc
+  int64_t w_col = 0;
+  double wsc = 0.0;
+  bool sum_lo = true;  // !XY: summed product g*(1-w) (x's gradient), else g*w
+  T* dx = nullptr;
+  T* dy = nullptr;
+  T* tgt = nullptr;  // the reduced gradient, [M]
+  int64_t M = 1, L = 1;
+  int subs = 1;
+};
+
+template <typename T, int VEC, int U, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
+  const I grp = static_cast<I>((static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / a.subs);
+  const bool live = grp < static_cast<I>(a.M / VEC);
+  const I c = grp * VEC, m = static_cast<I>(a.M), nr = static_cast<I>(a.L);
+  A w[VEC], acc[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+  if (live) {
+    Raw<T, VEC> wp;
+    if (a.w) load_raw<T, VEC>(a.w, c * static_cast<I>(a.w_col), a.w_col == 0, wp);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) w[k] = a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc);
+    const I step = static_cast<I>(a.subs);
+#pragma unroll 1
+    for (I r = sub; r < nr; r += step * U) {
+      Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (r + u * step < nr) {
+          const I e = (r + u * step) * m + c;
+          load_raw<T, VEC>(a.g, e, false, gp[u]);
+          if (XY) {
+            load_raw<T, VEC>(a.x, e, false, xp[XY ? u : 0]);
+            load_raw<T, VEC>(a.y, e, false, yp[XY ? u : 0]);
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (r + u * step >= nr) continue;
+        const I e = (r + u * step) * m + c;
+        A gv[VEC], o[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          gv[k] = raw_at<T, VEC>(gp[u], k);
+          acc[k] += XY ? gv[k] * (raw_at<T, VEC>(yp[XY ? u : 0], k) - raw_at<T, VEC>(xp[XY ? u : 0], k))
+                       : gv[k] * (a.sum_lo ? A(1) - w[k] : w[k]);
+        }
+        if (a.dx) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - w[k]);
+          store_pack<T, VEC>(a.dx, e, o);
+        }
+        if (a.dy) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * w[k];
+          store_pack<T, VEC>(a.dy, e, o);
+        }
+      }
+    }
+  }
+  for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (subs is uniform)
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
+  }
+  if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
 }
 
 // ------------------------------------------------------------------ host --
@@ -1271,81 +1379,82 @@ inline unsigned* row_counters(cudaStream_t stream, int64_t rows) {
   return static_cast<unsigned*>(p);
 }
 
-// Can this backward pass run as rows_kernel? One reduced gradient of x or y
-// (nothing fused, no weight gradient) whose reduced positions are the
-// innermost, contiguous ones of dout (dout is [M, L] row-major), and a
-// scalar or one-element weight. LERP_ROWS=0 sends these to gen_r (read
-// once; for experiments).
+// Can this backward pass run as rows_kernel? One reduced gradient (nothing
+// fused) whose reduced positions are the innermost, contiguous ones of dout
+// (dout is [M, L] row-major), a weight constant along each row, and for the
+// weight's gradient x and y laid out like dout. LERP_ROWS=0 sends these to
+// gen_r (read once; for experiments).
 template <typename T>
 bool rows_apply(const Layout& lay, const GenArgs<T>& a) {
   static const int on = env_int("LERP_ROWS", 1);
-  if (!on || (a.target != kX && a.target != kY) || a.target2 >= 0 || a.dw != nullptr) return false;
-  if (lay.nr != 1 || lay.nk > 1 || lay.stride[kOut][lay.nk] != 1 || !reduced_inner(lay, a.target)) return false;
+  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return false;
+  const int nd = lay.nk + lay.nr;
+  if (lay.nr != 1 || lay.nk > 1 || lay.stride[kOut][nd - 1] != 1 || !reduced_inner(lay, a.target)) return false;
   if (lay.nk == 1 && lay.stride[kOut][0] != lay.L) return false;
-  if (a.w) {
-    for (int i = 0; i < lay.nk + lay.nr; ++i)
-      if (lay.stride[kW][i] != 0) return false;
+  if (a.w && lay.stride[kW][nd - 1] != 0) return false;
+  if (a.target == kW) {
+    for (int i = 0; i < nd; ++i)
+      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
   }
   return true;
 }
 
-template <typename T, int VEC, int U>
-const void* rows_kernel_ptr(bool i64) {
-  return i64 ? reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, int64_t>)
-             : reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, int32_t>);
-}
-
-template <typename T, int VEC, int U>
-void rows_launch_u(bool i64, dim3 grid, const RowArgs<T>& r, cudaStream_t stream) {
-  if (i64) {
-    rows_kernel<T, VEC, U, int64_t><<<grid, kThreads, 0, stream>>>(r);
-  } else {
-    rows_kernel<T, VEC, U, int32_t><<<grid, kThreads, 0, stream>>>(r);
+template <typename T, int VEC, bool XY>
+struct RowKernels {
+  template <int U>
+  static const void* ptr(bool i64) {
+    return i64 ? reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int64_t>)
+               : reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int32_t>);
   }
-}
+  template <int U>
+  static void launch(bool i64, dim3 grid, const RowArgs<T>& r, cudaStream_t stream) {
+    if (i64) {
+      rows_kernel<T, VEC, U, XY, int64_t><<<grid, kThreads, 0, stream>>>(r);
+    } else {
+      rows_kernel<T, VEC, U, XY, int32_t><<<grid, kThreads, 0, stream>>>(r);
+    }
+  }
+};
 
 // rows_kernel's packs per thread per step U and slices per row P: the
 // smallest U in {1, 2, 4} whose grid of one step per thread (P = packs per
-// row / (256 U)) fits in one wave of that kernel; otherwise U = 4 and P
-// slices of whole steps such that the grid is about one wave (P = 1 when the
-// rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
-template <typename T, int VEC>
+// row / (256 U)) fits in one wave of that kernel (H200, x [16,1,1,1] w 0.5:
+// U = 4, 7.5 us kernel time, against 9.4 with 2 and 12.4 with 1); otherwise
+// U = 4 and P equal slices such that the grid is about one wave (P = 1 when
+// the rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
+template <typename T, int VEC, bool XY>
 void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
+  using K = RowKernels<T, VEC, XY>;
   static const int forced = env_int("LERP_ROWS_PACKS", 0);
   const bool i64 = r.L >= (int64_t(1) << 30);
   const int64_t lv = r.L / VEC;
   const int64_t gy = std::min<int64_t>(r.M, 65535);
   const int us[3] = {1, 2, 4};
-  const int64_t wave[3] = {wave_of(rows_kernel_ptr<T, VEC, 1>(i64)), wave_of(rows_kernel_ptr<T, VEC, 2>(i64)),
-                           wave_of(rows_kernel_ptr<T, VEC, 4>(i64))};
-  int k = 2;
-  int64_t steps = 0;  // packs per slice, in steps of 256 U
-  for (int i = 0; i < 3; ++i) {
+  const int64_t wave[3] = {wave_of(K::template ptr<1>(i64)), wave_of(K::template ptr<2>(i64)),
+                           wave_of(K::template ptr<4>(i64))};
+  int k = -1;
+  for (int i = 0; i < 3 && k < 0; ++i) {
     const int64_t s1 = ceil_div(lv, int64_t(kThreads) * us[i]);  // one-step slices per row
-    if ((forced == 0 && s1 * gy <= wave[i]) || forced == us[i]) {
-      k = i;
-      steps = 1;
-      break;
-    }
+    if ((forced == 0 && s1 * gy <= wave[i]) || forced == us[i]) k = i;
   }
-  const int64_t step = int64_t(kThreads) * us[k];
-  if (steps == 0) {  // big rows: P slices of whole steps, about one wave in all
-    const int64_t P0 = std::max<int64_t>(1, std::min<int64_t>(ceil_div(lv, step), ceil_div(wave[k], gy)));
-    steps = ceil_div(ceil_div(lv, P0), step);
+  int64_t cp = int64_t(kThreads) * us[k < 0 ? 2 : k];  // packs per slice: one step
+  if (k < 0) {  // big rows: U = 4 and P slices (of one or more steps), about one wave in all
+    k = 2;
+    cp = ceil_div(lv, std::max<int64_t>(1, std::min<int64_t>(ceil_div(lv, cp), ceil_div(wave[k], gy))));
   }
-  r.chunk = std::max<int64_t>(1, steps * step) * VEC;
-  r.P = static_cast<int>(std::max<int64_t>(1, ceil_div(lv, steps * step)));
+  r.chunk = std::max<int64_t>(1, cp) * VEC;
+  r.P = static_cast<int>(std::max<int64_t>(1, ceil_div(lv, cp)));
   if (r.P > 1) {
     r.ws = static_cast<typename AccOf<T>::type*>(alloc(sizeof(typename AccOf<T>::type) * r.P * r.M));
     r.cnt = row_counters(stream, r.M);
   }
   const dim3 grid(static_cast<unsigned>(r.P), static_cast<unsigned>(gy));
   if (us[k] == 1) {
-    rows_launch_u<T, VEC, 1>(i64, grid, r, stream);
+    K::template launch<1>(i64, grid, r, stream);
   } else if (us[k] == 2) {
-    rows_launch_u<T, VEC, 2>(i64, grid, r, stream);
+    K::template launch<2>(i64, grid, r, stream);
   } else {
-    rows_launch_u<T, VEC, 4>(i64, grid, r, stream);
+    K::template launch<4>(i64, grid, r, stream);
   }
   check_cuda(cudaGetLastError(), "rows kernel launch");
   if (r.P > 1 && !r.cnt) {  // fixed-order sums of the partials by a second launch, as gen_r's
@@ -1367,17 +1476,87 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
   constexpr int V = vec_of<T>();
   RowArgs<T> r;
   r.g = a.g;
+  r.x = a.x;
+  r.y = a.y;
   r.w = a.w;
+  r.w_row = a.w && lay.nk == 1 ? lay.stride[kW][0] : 0;
   r.wsc = a.wsc;
   r.sum_lo = a.target == kX;
-  r.full = a.target == kX ? a.dy : a.dx;
+  r.dx = a.target == kX ? nullptr : a.dx;
+  r.dy = a.target == kY ? nullptr : a.dy;
   r.tgt = a.tgt;
   r.M = lay.M;
   r.L = lay.L;
-  if (aligned16(r.g) && aligned16(r.full) && r.L % V == 0) {
-    rows_launch<T, V>(r, alloc, stream);
+  const bool xy = a.target == kW;
+  const bool al = aligned16(r.g) && aligned16(r.dx) && aligned16(r.dy) && (!xy || (aligned16(r.x) && aligned16(r.y)));
+  if (al && r.L % V == 0) {
+    xy ? rows_launch<T, V, true>(r, alloc, stream) : rows_launch<T, V, false>(r, alloc, stream);
   } else {
-    rows_launch<T, 1>(r, alloc, stream);
+    xy ? rows_launch<T, 1, true>(r, alloc, stream) : rows_launch<T, 1, false>(r, alloc, stream);
+  }
+}
+
+// Can this backward pass run as cols_kernel? One reduced gradient (nothing
+// fused) whose kept positions are the innermost, contiguous ones of dout
+// (dout is [L, M] row-major), enough columns to fill a wave of the GPU with
+// at most 32 lanes per column pack (so that no slices are needed), a weight
+// constant down each column, and for the weight's gradient x and y laid out
+// like dout. LERP_COLS=0 sends these to gen_k (read once; for experiments).
+template <typename T>
+bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
+  static const int on = env_int("LERP_COLS", 1);
+  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return false;
+  if (lay.nk != 1 || lay.nr != 1 || lay.stride[kOut][0] != 1 || lay.stride[kOut][1] != lay.M) return false;
+  if (reduced_inner(lay, a.target) || (a.w && lay.stride[kW][1] != 0)) return false;
+  if (a.target == kW) {
+    for (int i = 0; i < 2; ++i)
+      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
+  }
+  const int64_t wave_threads = int64_t(sm_count()) * 2048;  // an upper bound of one wave's threads
+  return lay.M / vec_of<T>() * 32 >= wave_threads && small_layout(lay);
+}
+
+template <typename T, int VEC, bool XY>
+void cols_launch_v(ColArgs<T> c, cudaStream_t stream) {
+  constexpr int U = 4;
+  const int64_t groups = c.M / VEC;
+  const int64_t wave = wave_of(reinterpret_cast<const void*>(&cols_kernel<T, VEC, U, XY, int32_t>));
+  static const int forced = env_int("LERP_COLS_SUBS", 0);
+  int s = 1;
+  while (s < 32 && 2 * s <= c.L && ceil_div(groups * s, kThreads) < wave) s *= 2;
+  if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) s = forced;
+  c.subs = s;
+  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(groups * s, kThreads)));
+  cols_kernel<T, VEC, U, XY, int32_t><<<blocks, kThreads, 0, stream>>>(c);
+  check_cuda(cudaGetLastError(), "cols kernel launch");
+}
+
+// The cols pass for a layout that cols_apply() accepts: lanes per column
+// pack `subs`, the smallest power of two (<= 32, <= rows) whose grid fills
+// one wave; LERP_COLS_SUBS=1..32 forces it (read once; for experiments).
+template <typename T>
+void launch_cols(const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  ColArgs<T> c;
+  c.g = a.g;
+  c.x = a.x;
+  c.y = a.y;
+  c.w = a.w;
+  c.w_col = a.w ? lay.stride[kW][0] : 0;
+  c.wsc = a.wsc;
+  c.sum_lo = a.target == kX;
+  c.dx = a.target == kX ? nullptr : a.dx;
+  c.dy = a.target == kY ? nullptr : a.dy;
+  c.tgt = a.tgt;
+  c.M = lay.M;
+  c.L = lay.L;
+  const bool xy = a.target == kW;
+  const bool al = aligned16(c.g) && aligned16(c.dx) && aligned16(c.dy) && aligned16(c.tgt) &&
+                  (!xy || (aligned16(c.x) && aligned16(c.y))) && (!c.w || c.w_col == 0 || aligned16(c.w));
+  if (al && c.M % V == 0) {
+    xy ? cols_launch_v<T, V, true>(c, stream) : cols_launch_v<T, V, false>(c, stream);
+  } else {
+    xy ? cols_launch_v<T, 1, true>(c, stream) : cols_launch_v<T, 1, false>(c, stream);
   }
 }
 
@@ -1401,6 +1580,10 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
                   aligned16(a.dx) && aligned16(a.dy) && aligned16(a.dw) && aligned16(a.tgt);
   if (rows_apply<T>(lay, a)) {
     launch_rows<T>(lay, a, alloc, stream);
+    return true;
+  }
+  if (cols_apply<T>(lay, a)) {
+    launch_cols<T>(lay, a, stream);
     return true;
   }
   const bool inner_r = reduced_inner(lay, a.target);
