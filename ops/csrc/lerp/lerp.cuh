@@ -12,18 +12,27 @@
 //               offsets (nd): the dims count compiled in, one unrolled index
 //               decomposition per pack, 1-4 packs per thread; otherwise one
 //               pack per thread with a runtime-dims decomposition.
-//   gen_r     : backward; the dims a gradient is reduced over are innermost.
+//   rows      : backward, one gradient summed over contiguous rows of dout
+//               (x [16,1,1,1] vs y [16,3,224,224]; a one-element weight's
+//               gradient), the weight constant along a row: one pass, the
+//               last block of a row sums the row's partials (no second
+//               launch).
+//   cols      : backward, one gradient summed down at most 64 rows of
+//               contiguous columns (x [3,224,224] vs y [16,3,224,224]):
+//               lanes per column pack, shuffle sums, one pass.
+//   gen_r     : backward, any other layout whose reduced dims are innermost.
 //               One block per (kept index, slice of the reduced range) reduces
 //               in registers + shared memory; full-size outputs written on the
 //               way.
-//   gen_k     : backward; the kept dims are innermost (column-like sums).
+//   gen_k     : backward, any other layout whose kept dims are innermost.
 //               One thread per (kept pack, slice of the reduced range), or
 //               several per kept pack when there are few or the reduced range
 //               is short (then no slices); may also sum a second reduced
 //               gradient that is constant per block (fusion).
 // A reduction that needs more than one block per output element writes
 // per-slice partials to a small workspace, summed in fixed order by one
-// second tiny launch (finalize, both gradients at once). No float atomics.
+// second tiny launch (finalize, both gradients at once) or, in rows, by the
+// row's last block (integer ticket counters). No float atomics.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -1498,10 +1507,14 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
 
 // Can this backward pass run as cols_kernel? One reduced gradient (nothing
 // fused) whose kept positions are the innermost, contiguous ones of dout
-// (dout is [L, M] row-major), enough columns to fill a wave of the GPU with
-// at most 32 lanes per column pack (so that no slices are needed), a weight
-// constant down each column, and for the weight's gradient x and y laid out
-// like dout. LERP_COLS=0 sends these to gen_k (read once; for experiments).
+// (dout is [L, M] row-major), at most kColsMaxRows rows (a lane's loop stays
+// short even with one lane per pack: longer column sums are sliced by
+// gen_k), enough columns to fill a wave of the GPU with at most 32 lanes per
+// column pack, a weight constant down each column, and for the weight's
+// gradient x and y laid out like dout. LERP_COLS=0 sends these to gen_k
+// (read once; for experiments).
+constexpr int64_t kColsMaxRows = 64;
+
 template <typename T>
 bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
   static const int on = env_int("LERP_COLS", 1);
@@ -1513,9 +1526,15 @@ bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
       if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
   }
   const int64_t wave_threads = int64_t(sm_count()) * 2048;  // an upper bound of one wave's threads
-  return lay.M / vec_of<T>() * 32 >= wave_threads && small_layout(lay);
+  return lay.L <= kColsMaxRows && lay.M / vec_of<T>() * 32 >= wave_threads && small_layout(lay);
 }
 
+// cols_kernel launch with VEC-element packs, U = 4 rows per step: lanes
+// per column pack `subs`, the largest power of two (<= 32, <= rows) whose grid still
+// fits in one wave (H200, x [3,224,224] vs y [16,3,224,224]: 4 lanes, 588
+// blocks, 6.5 us kernel time, against 6.8 with 2 lanes, 9.5 with 8 (1.8
+// waves), 11.8 with 16, and gen_k's 10.9); LERP_COLS_SUBS=1..32 forces it
+// (read once; for experiments).
 template <typename T, int VEC, bool XY>
 void cols_launch_v(ColArgs<T> c, cudaStream_t stream) {
   constexpr int U = 4;
@@ -1523,7 +1542,7 @@ void cols_launch_v(ColArgs<T> c, cudaStream_t stream) {
   const int64_t wave = wave_of(reinterpret_cast<const void*>(&cols_kernel<T, VEC, U, XY, int32_t>));
   static const int forced = env_int("LERP_COLS_SUBS", 0);
   int s = 1;
-  while (s < 32 && 2 * s <= c.L && ceil_div(groups * s, kThreads) < wave) s *= 2;
+  while (s < 32 && 2 * s <= c.L && ceil_div(groups * 2 * s, kThreads) <= wave) s *= 2;
   if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) s = forced;
   c.subs = s;
   const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(groups * s, kThreads)));
@@ -1531,9 +1550,7 @@ void cols_launch_v(ColArgs<T> c, cudaStream_t stream) {
   check_cuda(cudaGetLastError(), "cols kernel launch");
 }
 
-// The cols pass for a layout that cols_apply() accepts: lanes per column
-// pack `subs`, the smallest power of two (<= 32, <= rows) whose grid fills
-// one wave; LERP_COLS_SUBS=1..32 forces it (read once; for experiments).
+// The cols pass for a layout that cols_apply() accepts.
 template <typename T>
 void launch_cols(const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
