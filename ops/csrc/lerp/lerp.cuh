@@ -781,11 +781,78 @@ __global__ void __launch_bounds__(kThreads) finalize_kernel(FinJob<T> a, FinJob<
   }
 }
 
+// ------------------------------------------------------- rows and cols --
+// What the rows and cols kernels share: one reduced gradient (tgt) summed
+// along dout's rows or down its columns, full-size dx, dy written on the way
+// (null: not), the weight a scalar wsc or w[i * w_step] for row or column i.
+template <typename T>
+struct SumArgs {
+  const T* g = nullptr;
+  const T* x = nullptr;  // XY only
+  const T* y = nullptr;
+  const T* w = nullptr;
+  int64_t w_step = 0;
+  double wsc = 0.0;
+  bool sum_lo = true;  // !XY: summed product g*(1-w) (x's gradient), else g*w
+  T* dx = nullptr;
+  T* dy = nullptr;
+  T* tgt = nullptr;  // the reduced gradient, [M]
+  int64_t M = 1, L = 1;
+};
+
+// The raw packs of one position (dout; x and y when XY) at offset e.
+template <typename T, int VEC, bool XY, typename I>
+__device__ __forceinline__ void load_sum_pack(const T* g, const T* x, const T* y, I e, Raw<T, VEC>& gp,
+                                              Raw<T, VEC>& xp, Raw<T, VEC>& yp) {
+  load_raw<T, VEC>(g, e, false, gp);
+  if (XY) {
+    load_raw<T, VEC>(x, e, false, xp);
+    load_raw<T, VEC>(y, e, false, yp);
+  }
+}
+
+// The weights of a pack and the coefficients of the summed product (!XY:
+// 1 - w for x's gradient, else w).
+template <typename A, int VEC>
+struct PackWeights {
+  A w[VEC], cs[VEC];
+  __device__ __forceinline__ void set(int k, A wk, bool sum_lo) {
+    w[k] = wk;
+    cs[k] = sum_lo ? A(1) - wk : wk;
+  }
+};
+
+// One position of the rows and cols kernels: adds the summed product (XY:
+// g*(y-x); else g*cs) to acc and writes dx, dy (when not null) at e.
+template <typename T, int VEC, bool XY, typename I>
+__device__ __forceinline__ void use_sum_pack(const Raw<T, VEC>& gp, const Raw<T, VEC>& xp, const Raw<T, VEC>& yp,
+                                             const PackWeights<typename AccOf<T>::type, VEC>& pw,
+                                             typename AccOf<T>::type (&acc)[VEC], T* dx, T* dy, I e) {
+  using A = typename AccOf<T>::type;
+  const A(&w)[VEC] = pw.w;
+  A gv[VEC], o[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    gv[k] = raw_at<T, VEC>(gp, k);
+    acc[k] += XY ? gv[k] * (raw_at<T, VEC>(yp, k) - raw_at<T, VEC>(xp, k)) : gv[k] * pw.cs[k];
+  }
+  if (dx) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - w[k]);
+    store_pack<T, VEC>(dx, e, o);
+  }
+  if (dy) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o[k] = gv[k] * w[k];
+    store_pack<T, VEC>(dy, e, o);
+  }
+}
+
 // ------------------------------------------------------------------ rows --
 // Backward with one reduced gradient summed over dout viewed as [M rows, L]
 // (contiguous rows: x [16,1,1,1] vs y [16,3,224,224] gives 16 rows of
 // 150528; x, y [16,102400] with w [1] one row of 1.6 M), the weight constant
-// along each row (a scalar, or w[j * w_row]). The summed product is x's
+// along each row (a scalar, or w[j * w_step]). The summed product is x's
 // g*(1-w), y's g*w, or with XY the weight's g*(y-x) (x, y laid out like
 // dout); dx, dy, when not null, are written full size on the way. Block
 // (p, j) covers packs [p*chunk, (p+1)*chunk) of row j, U packs per thread
@@ -796,20 +863,10 @@ __global__ void __launch_bounds__(kThreads) finalize_kernel(FinJob<T> a, FinJob<
 // (warp_sum_partials) and sets the counter back to zero, so no second launch
 // is needed; without (stream capture), finalize_kernel does the same sums.
 template <typename T>
-struct RowArgs {
-  const T* g = nullptr;
-  const T* x = nullptr;  // XY only
-  const T* y = nullptr;
-  const T* w = nullptr;  // weight of row j at w[j * w_row], or null: wsc
-  int64_t w_row = 0;
-  double wsc = 0.0;
-  bool sum_lo = true;    // !XY: summed product g*(1-w) (x's gradient), else g*w
-  T* dx = nullptr;       // full-size gradients written on the way (null: not)
-  T* dy = nullptr;
-  T* tgt = nullptr;      // the reduced gradient, [M]
+struct RowArgs : SumArgs<T> {
   typename AccOf<T>::type* ws = nullptr;  // [P, M] partials when P > 1
   unsigned* cnt = nullptr;                // [M] ticket counters (P > 1), or null: finalize
-  int64_t M = 1, L = 1, chunk = 1;        // rows, row length, slice length (elements)
+  int64_t chunk = 1;                      // slice length (elements)
   int P = 1;
 };
 
@@ -821,47 +878,29 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
   const I p1 = p0 + cv < lv ? p0 + cv : lv;
   __shared__ bool last;
   for (int64_t j = blockIdx.y; j < a.M; j += gridDim.y) {
-    const A w = a.w ? cvt_in(a.w[j * a.w_row]) : static_cast<A>(a.wsc);
-    const A cs = a.sum_lo ? A(1) - w : w;  // coefficient of the summed product (!XY)
-    const int64_t row = j * a.L;
+    const A wj = a.w ? cvt_in(a.w[j * a.w_step]) : static_cast<A>(a.wsc);
+    PackWeights<A, VEC> pw;
     A acc[VEC];
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+    for (int k = 0; k < VEC; ++k) {
+      pw.set(k, wj, a.sum_lo);
+      acc[k] = A(0);
+    }
+    const int64_t row = j * a.L;
+    const T *g = a.g + row, *x = XY ? a.x + row : nullptr, *y = XY ? a.y + row : nullptr;
+    T *dx = a.dx ? a.dx + row : nullptr, *dy = a.dy ? a.dy + row : nullptr;
 #pragma unroll 1
     for (I q = p0 + static_cast<I>(threadIdx.x); q < p1; q += kThreads * U) {
       Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const I e = (q + u * kThreads) * VEC;
-        if (q + u * kThreads < p1) {
-          load_raw<T, VEC>(a.g + row, e, false, gp[u]);
-          if (XY) {
-            load_raw<T, VEC>(a.x + row, e, false, xp[XY ? u : 0]);
-            load_raw<T, VEC>(a.y + row, e, false, yp[XY ? u : 0]);
-          }
-        }
+        if (q + u * kThreads < p1)
+          load_sum_pack<T, VEC, XY, I>(g, x, y, (q + u * kThreads) * VEC, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const I e = (q + u * kThreads) * VEC;
-        if (q + u * kThreads >= p1) continue;
-        A gv[VEC], o[VEC];
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) {
-          gv[k] = raw_at<T, VEC>(gp[u], k);
-          acc[k] += XY ? gv[k] * (raw_at<T, VEC>(yp[XY ? u : 0], k) - raw_at<T, VEC>(xp[XY ? u : 0], k))
-                       : gv[k] * cs;
-        }
-        if (a.dx) {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - w);
-          store_pack<T, VEC>(a.dx + row, e, o);
-        }
-        if (a.dy) {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * w;
-          store_pack<T, VEC>(a.dy + row, e, o);
-        }
+        if (q + u * kThreads < p1)
+          use_sum_pack<T, VEC, XY, I>(gp[u], xp[XY ? u : 0], yp[XY ? u : 0], pw, acc, dx, dy, (q + u * kThreads) * VEC);
       }
     }
     A s = A(0);
@@ -896,25 +935,14 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
 // Backward with one reduced gradient summed down the columns of dout viewed
 // as [L rows, M columns] row-major (x [3,224,224] vs y [16,3,224,224]: 16
 // rows of 150528), the weight constant down each column (a scalar, or
-// w[c * w_col]), for the weight's gradient x and y laid out like dout. A
+// w[c * w_step]), for the weight's gradient x and y laid out like dout. A
 // column pack (VEC columns) belongs to `subs` adjacent lanes (a power of two
 // <= 32), lane `sub` taking rows sub, sub + subs, ..., U rows per step with
 // all loads issued first; the lanes' sums meet in a fixed shuffle tree and
 // the first lane writes tgt. One pass, no slices, no index math beyond
 // row * M + column; dx, dy (when not null) written full size on the way.
 template <typename T>
-struct ColArgs {
-  const T* g = nullptr;
-  const T* x = nullptr;  // XY only
-  const T* y = nullptr;
-  const T* w = nullptr;  // weight of column c at w[c * w_col], or null: wsc
-  int64_t w_col = 0;
-  double wsc = 0.0;
-  bool sum_lo = true;  // !XY: summed product g*(1-w) (x's gradient), else g*w
-  T* dx = nullptr;
-  T* dy = nullptr;
-  T* tgt = nullptr;  // the reduced gradient, [M]
-  int64_t M = 1, L = 1;
+struct ColArgs : SumArgs<T> {
   int subs = 1;
 };
 
@@ -925,50 +953,28 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   const I grp = static_cast<I>((static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / a.subs);
   const bool live = grp < static_cast<I>(a.M / VEC);
   const I c = grp * VEC, m = static_cast<I>(a.M), nr = static_cast<I>(a.L);
-  A w[VEC], acc[VEC];
+  A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
   if (live) {
     Raw<T, VEC> wp;
-    if (a.w) load_raw<T, VEC>(a.w, c * static_cast<I>(a.w_col), a.w_col == 0, wp);
+    if (a.w) load_raw<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
+    PackWeights<A, VEC> pw;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) w[k] = a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc);
+    for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
     const I step = static_cast<I>(a.subs);
 #pragma unroll 1
     for (I r = sub; r < nr; r += step * U) {
       Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        if (r + u * step < nr) {
-          const I e = (r + u * step) * m + c;
-          load_raw<T, VEC>(a.g, e, false, gp[u]);
-          if (XY) {
-            load_raw<T, VEC>(a.x, e, false, xp[XY ? u : 0]);
-            load_raw<T, VEC>(a.y, e, false, yp[XY ? u : 0]);
-          }
-        }
+        if (r + u * step < nr)
+          load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        if (r + u * step >= nr) continue;
-        const I e = (r + u * step) * m + c;
-        A gv[VEC], o[VEC];
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) {
-          gv[k] = raw_at<T, VEC>(gp[u], k);
-          acc[k] += XY ? gv[k] * (raw_at<T, VEC>(yp[XY ? u : 0], k) - raw_at<T, VEC>(xp[XY ? u : 0], k))
-                       : gv[k] * (a.sum_lo ? A(1) - w[k] : w[k]);
-        }
-        if (a.dx) {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - w[k]);
-          store_pack<T, VEC>(a.dx, e, o);
-        }
-        if (a.dy) {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) o[k] = gv[k] * w[k];
-          store_pack<T, VEC>(a.dy, e, o);
-        }
+        if (r + u * step < nr)
+          use_sum_pack<T, VEC, XY, I>(gp[u], xp[XY ? u : 0], yp[XY ? u : 0], pw, acc, a.dx, a.dy, (r + u * step) * m + c);
       }
     }
   }
@@ -1479,16 +1485,16 @@ void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   }
 }
 
-// The rows pass for a layout that rows_apply() accepts.
+// The rows or cols kernels' arguments for a pass over `lay` (one reduced
+// target, its kept dims in lay's dim 0 when it has any), and whether every
+// pointer it reads or writes full size is 16-byte aligned.
 template <typename T>
-void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cudaStream_t stream) {
-  constexpr int V = vec_of<T>();
-  RowArgs<T> r;
+bool fill_sum_args(const Layout& lay, const GenArgs<T>& a, SumArgs<T>& r) {
   r.g = a.g;
   r.x = a.x;
   r.y = a.y;
   r.w = a.w;
-  r.w_row = a.w && lay.nk == 1 ? lay.stride[kW][0] : 0;
+  r.w_step = a.w && lay.nk == 1 ? lay.stride[kW][0] : 0;
   r.wsc = a.wsc;
   r.sum_lo = a.target == kX;
   r.dx = a.target == kX ? nullptr : a.dx;
@@ -1496,8 +1502,16 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
   r.tgt = a.tgt;
   r.M = lay.M;
   r.L = lay.L;
+  return aligned16(r.g) && aligned16(r.dx) && aligned16(r.dy) && (a.target != kW || (aligned16(r.x) && aligned16(r.y)));
+}
+
+// The rows pass for a layout that rows_apply() accepts.
+template <typename T>
+void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  RowArgs<T> r;
+  const bool al = fill_sum_args<T>(lay, a, r);
   const bool xy = a.target == kW;
-  const bool al = aligned16(r.g) && aligned16(r.dx) && aligned16(r.dy) && (!xy || (aligned16(r.x) && aligned16(r.y)));
   if (al && r.L % V == 0) {
     xy ? rows_launch<T, V, true>(r, alloc, stream) : rows_launch<T, V, false>(r, alloc, stream);
   } else {
@@ -1555,21 +1569,8 @@ template <typename T>
 void launch_cols(const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
   ColArgs<T> c;
-  c.g = a.g;
-  c.x = a.x;
-  c.y = a.y;
-  c.w = a.w;
-  c.w_col = a.w ? lay.stride[kW][0] : 0;
-  c.wsc = a.wsc;
-  c.sum_lo = a.target == kX;
-  c.dx = a.target == kX ? nullptr : a.dx;
-  c.dy = a.target == kY ? nullptr : a.dy;
-  c.tgt = a.tgt;
-  c.M = lay.M;
-  c.L = lay.L;
+  const bool al = fill_sum_args<T>(lay, a, c) && aligned16(c.tgt) && (!c.w || c.w_step == 0 || aligned16(c.w));
   const bool xy = a.target == kW;
-  const bool al = aligned16(c.g) && aligned16(c.dx) && aligned16(c.dy) && aligned16(c.tgt) &&
-                  (!xy || (aligned16(c.x) && aligned16(c.y))) && (!c.w || c.w_col == 0 || aligned16(c.w));
   if (al && c.M % V == 0) {
     xy ? cols_launch_v<T, V, true>(c, stream) : cols_launch_v<T, V, false>(c, stream);
   } else {
