@@ -1434,7 +1434,8 @@ struct RowKernels {
 // rows_kernel's packs per thread per step U and slices per row P: the
 // smallest U in {1, 2, 4} whose grid of one step per thread (P = packs per
 // row / (256 U)) fits in one wave of that kernel (H200, x [16,1,1,1] w 0.5:
-// U = 4, 7.5 us kernel time, against 9.4 with 2 and 12.4 with 1); otherwise
+// U = 4, 7.5 us kernel time, against 10.3 with 2 and 11.4 with 1 on 66cbc9d,
+// docs/ops/diagnostics/h200/rows/rows_LERP_ROWS_PACKS*); otherwise
 // U = 4 and P equal slices such that the grid is about one wave (P = 1 when
 // the rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
 template <typename T, int VEC, bool XY>
