@@ -88,6 +88,8 @@ class Checker:
         except SideError as e:
             rec.update(outcome=oc.error_outcome(e.exc, e.framework), error=oc.error_text(e.exc),
                        error_kind=oc.error_kind(e.exc, e.framework), error_side=e.side, error_stage=e.stage)
+            if hasattr(e.exc, "converter"):  # a MappingError names the template or converter at fault
+                rec["converter"] = e.exc.converter
             if oc.is_fatal(e.exc):
                 rec["fatal"] = True
         except Exception as e:  # noqa: BLE001 - a bug of ours must not end the run; it is a crash
@@ -121,6 +123,7 @@ class _CaseRun:
         self.device_grads: dict[int, Any] = {}
         self.grad_outputs: list[int] = []
         self.tensor_inputs: list[inputs_mod.TensorInput] | None = None
+        self.random = _is_random(case.api)
 
     # -- helpers -----------------------------------------------------------------------------------
     def _tensor_inputs(self) -> list[inputs_mod.TensorInput]:
@@ -293,6 +296,11 @@ class _CaseRun:
         if list(s.shape) != shape:
             comp.passed, comp.note = False, f"shape {list(s.shape)} vs reference {shape}"
             return
+        if self.random:  # values drawn at random on each side: only shape and dtype can agree
+            comp.passed = s_dt == r_dt
+            comp.note = "random values: shape and dtype compared"
+            comp.note += f"; dtype {s_dt} vs {r_dt}" if s_dt != r_dt else ""
+            return
         tol = self.c.settings.tolerances.for_(self.case.api, r_dt)
         comp.atol, comp.rtol = tol.atol, tol.rtol
         self.pairs.append((comp, s, r, kind, index))
@@ -352,6 +360,15 @@ class _CaseRun:
             se, re_ = max_abs_error(sb.to_numpy(s), t), max_abs_error(rb.to_numpy(r), t)
             closer = "tie" if se == re_ else "subject" if se < re_ else "reference"
             c.float64 = {"subject_max_abs": se, "reference_max_abs": re_, "closer": closer}
+
+
+def _is_random(api: str) -> bool:
+    from opbench.mapping import MappingMissing, lookup
+
+    try:
+        return lookup(api).random
+    except MappingMissing:
+        return False
 
 
 def _record(comp: Comparison, figs: Figures, dtype_note: str) -> None:

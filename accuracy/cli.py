@@ -45,6 +45,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--gpus", default=None, metavar="0,1,...", help="GPUs to spread workers over")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-case timeout (default: 300)")
     p.add_argument("--seed", type=int, default=0, help="input seed (default: 0)")
+    p.add_argument("--strict", action="store_true",
+                   help="count 'unsupported' cases (no kernel for the dtype on this device) as failures")
     p.add_argument("--no-float64", action="store_true", help="skip the float64 rerun of failing comparisons")
     p.add_argument("--summary", metavar="FILE.md", help="also write the markdown summary here")
     p.add_argument("--profile-stages", action="store_true",
@@ -59,10 +61,10 @@ def register(subparsers: Any) -> None:
     m.set_defaults(func=cmd_merge)
 
 
-def _exit_code(records: list[dict], test_tol: bool = False) -> int:
+def _exit_code(records: list[dict], test_tol: bool = False, strict: bool = False) -> int:
     if any(r["outcome"] == oc.CONFIG_ERROR for r in records):
         return 2
-    if not test_tol and any(oc.is_failing(r) for r in records):
+    if not test_tol and any(oc.is_failing(r, strict) for r in records):
         return 1
     return 0
 
@@ -173,7 +175,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
             out.append(rec)
         else:
             mem.append(rec)
-        if oc.is_failing(rec):
+        if oc.is_failing(rec, args.strict):
             failing += 1
             bar.set_postfix(failing=failing)
         bar.update(1)
@@ -200,7 +202,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
               "mode": "gpu-cache" if args.gpu_cache else "default"}
     if shard:
         header["shard"] = f"{shard[0]}/{shard[1]}"
-    text = summary.markdown(records, header=header)
+    text = summary.markdown(records, header=header, strict=args.strict)
     print(text)
     if args.summary:
         Path(args.summary).write_text(text)
@@ -211,7 +213,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         print(stages.format_table(records, extra={"bookkeeping": write_ms}))
         png = args.profile_png or (str(Path(args.out).with_suffix(".stages.png")) if args.out else "stages.png")
         print(stages.heatmap(records, png))
-    return _exit_code(records, test_tol=bool(args.test_tol))
+    return _exit_code(records, test_tol=bool(args.test_tol), strict=args.strict)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -14,15 +14,28 @@ ACCURACY_FAIL = "accuracy_fail"
 PADDLE_ERROR = "paddle_error"
 TORCH_ERROR = "torch_error"
 MAPPING_MISSING = "mapping_missing"
+MAPPING_ERROR = "mapping_error"
+UNSUPPORTED = "unsupported"
 CONFIG_ERROR = "config_error"
 OOM = "oom"
 TIMEOUT = "timeout"
 CRASH = "crash"
 
-OUTCOMES = (PASS, ACCURACY_FAIL, PADDLE_ERROR, TORCH_ERROR, MAPPING_MISSING, CONFIG_ERROR, OOM, TIMEOUT, CRASH)
+OUTCOMES = (PASS, ACCURACY_FAIL, PADDLE_ERROR, TORCH_ERROR, MAPPING_ERROR, MAPPING_MISSING, UNSUPPORTED,
+            CONFIG_ERROR, OOM, TIMEOUT, CRASH)
 
 #: Outcomes that fail the gate whichever side they came from.
-FAILING = frozenset({ACCURACY_FAIL, PADDLE_ERROR, OOM, TIMEOUT, CRASH})
+FAILING = frozenset({ACCURACY_FAIL, PADDLE_ERROR, MAPPING_ERROR, OOM, TIMEOUT, CRASH})
+#: Outcomes that say a case could not run here (no kernel for the dtype on this device); they
+#: fail the gate only under ``--strict``.
+CANNOT_RUN = frozenset({UNSUPPORTED})
+
+# "This framework has no kernel for this dtype on this device", as each framework says it:
+# Paddle's error kind NotFound for an unregistered kernel; torch's "not implemented for 'Half'".
+_NO_KERNEL = {
+    "paddle": re.compile(r"^\(NotFound\) The kernel with key .* is not registered"),
+    "torch": re.compile(r"not implemented for '[A-Za-z0-9]+'"),
+}
 
 # Exception classes that mean the device ran out of memory (torch.OutOfMemoryError is a
 # RuntimeError subclass; Paddle raises MemoryError for ResourceExhausted).
@@ -32,23 +45,43 @@ _FATAL_TYPES = frozenset({"AcceleratorError", "CudaError"})
 _PADDLE_KIND = re.compile(r"\(\s*([A-Z][A-Za-z]+)\s*\)")
 
 
-def is_failing(record: dict) -> bool:
+def is_failing(record: dict, strict: bool = False) -> bool:
     """True when a result record fails the gate.
 
     An error on the subject side fails whatever its framework (``torch_error`` from a
     ``torch-ops`` subject is our op failing); an error of a torch reference alone does not.
+    ``unsupported`` (no kernel for the dtype here) fails only when ``strict``.
     """
     outcome = record.get("outcome")
-    if outcome in FAILING:
+    if outcome in FAILING or (strict and outcome in CANNOT_RUN):
         return True
     return outcome in (PADDLE_ERROR, TORCH_ERROR) and record.get("error_side") == "subject"
 
 
 def error_outcome(exc: BaseException, framework: str) -> str:
-    """``oom`` for out-of-memory exceptions, else ``<framework>_error``."""
-    if any(t.__name__ in _OOM_TYPES for t in type(exc).__mro__):
+    """The outcome an exception from one side's framework call stands for.
+
+    ``oom`` for out-of-memory; ``mapping_error`` when our Paddle -> PyTorch mapping (its
+    binding or a converter) raised; ``mapping_missing`` when the mapping cannot express
+    this call's arguments; ``unsupported`` when the framework has no kernel for the dtype on
+    this device; else ``<framework>_error``.
+    """
+    from opbench.mapping import MappingError, MappingUnsupported
+
+    names = {t.__name__ for t in type(exc).__mro__}
+    if names & _OOM_TYPES:
         return OOM
+    if isinstance(exc, MappingError):
+        return MAPPING_ERROR
+    if isinstance(exc, MappingUnsupported):
+        return MAPPING_MISSING
+    if isinstance(exc, NotImplementedError) or _NO_KERNEL[_framework(framework)].search(str(exc)[:300]):
+        return UNSUPPORTED
     return PADDLE_ERROR if framework == "paddle" else TORCH_ERROR
+
+
+def _framework(framework: str) -> str:
+    return "paddle" if framework == "paddle" else "torch"
 
 
 def is_fatal(exc: BaseException) -> bool:

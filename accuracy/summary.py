@@ -30,7 +30,7 @@ def counts(records: Sequence[dict]) -> Counter:
 
 
 def markdown(records: Sequence[dict], title: str = "Accuracy", header: dict[str, str] | None = None,
-             max_failures: int = 200) -> str:
+             max_failures: int = 200, strict: bool = False) -> str:
     """Counts by outcome, then each failing case (outcome, figures, error) as markdown."""
     c = counts(records)
     lines = [f"## {title}", ""]
@@ -39,7 +39,7 @@ def markdown(records: Sequence[dict], title: str = "Accuracy", header: dict[str,
     rows = [(o, c[o]) for o in OUTCOMES if c.get(o)] + [(o, n) for o, n in c.items() if o not in OUTCOMES]
     rows.append(("**total**", len(records)))
     lines += [tabulate(rows, headers=("outcome", "cases"), tablefmt="github"), ""]
-    bad = [r for r in records if is_failing(r) or r["outcome"] == CONFIG_ERROR]
+    bad = [r for r in records if is_failing(r, strict) or r["outcome"] == CONFIG_ERROR]
     if not bad:
         lines.append("No failing cases.")
         return "\n".join(lines) + "\n"
@@ -58,6 +58,7 @@ def _case_block(r: dict) -> list[str]:
         side = f"{r['error_side']} " if r.get("error_side") else ""
         stage = f" in {r['error_stage']}" if r.get("error_stage") else ""
         kind = f" [{r['error_kind']}]" if r.get("error_kind") else ""
+        kind += f" (mapping: `{r['converter']}`)" if r.get("converter") else ""
         out.append(f"  {side}error{stage}{kind}: `{r['error'].splitlines()[0][:300]}`")
     failed = [c for c in r.get("comparisons", []) if c.get("passed") is False]
     if failed:

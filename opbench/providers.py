@@ -147,10 +147,40 @@ def _mapping_reason(case: Case) -> str | None:
     return None if is_mapped(case.api) else f"no PyTorch mapping for {case.api}"
 
 
+# Operators that write into their first operand (besides the ``name_`` methods).
+_INPLACE_DUNDERS = frozenset({
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
+    "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__",
+})
+
+
+def is_inplace(api: str) -> bool:
+    """True for an API that writes into its first argument (``paddle.Tensor.exp_``, ``__setitem__``)."""
+    base = api.rpartition(".")[2]
+    return (base.endswith("_") and not base.endswith("__")) or base in _INPLACE_DUNDERS
+
+
 class PaddleProvider(Provider):
-    """The Paddle API itself."""
+    """The Paddle API itself.
+
+    An in-place API runs on a copy of its first argument and returns that copy: the case's
+    inputs are leaves that take gradients, which no framework lets an in-place op write into,
+    and a benchmark repeats the call on the same inputs.
+    """
 
     name = framework = "paddle"
+
+    def bind_call(self, case: Case, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
+        if not (is_inplace(case.api) and args and self.backend.is_tensor(args[0])):
+            return super().bind_call(case, args, kwargs)
+        fn, clone, first, rest = self.function(case), self.backend.clone, args[0], args[1:]
+
+        def call() -> Any:
+            target = clone(first)
+            fn(target, *rest, **kwargs)
+            return target
+
+        return call
 
     def why_not(self, case: Case) -> str | None:
         try:

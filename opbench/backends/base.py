@@ -137,6 +137,10 @@ class Backend(ABC):
     def is_floating(self, tensor: Any) -> bool:
         return self.dtype_name(tensor) in ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
+    def clone(self, tensor: Any) -> Any:
+        """A differentiable copy (both frameworks spell it ``clone``): what an in-place API writes into."""
+        return tensor.clone()
+
     @abstractmethod
     def zeros(self, shape: tuple[int, ...], dtype: str) -> Any:
         """A zero-filled tensor on the device."""

@@ -11,28 +11,39 @@ Importing this package imports neither torch nor paddle: torch is imported by
 
 Public surface::
 
-    REQUIRED, Param, ApiMapping, MappingMissing
+    REQUIRED, Param, ApiMapping, MappingMissing, MappingUnsupported, MappingError
     lookup(api) -> ApiMapping          is_mapped(api) -> bool      mapped_apis() -> list[str]
     bind(mapping, args, kwargs) -> {paddle param name: value}   (defaults filled)
-    torch_call(api, args, kwargs) -> torch result shaped like Paddle's
+    prepare_torch_call(api, args, kwargs) -> a no-argument torch call shaped like Paddle's
+    torch_call(api, args, kwargs) -> its result
     api_for_benchmark_op(op) -> "paddle.xxx"
     to_torch_dtype(value) -> torch.dtype
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from opbench.mapping.dtypes import dtype_name, to_torch_dtype
-from opbench.mapping.spec import REQUIRED, ApiMapping, MappingMissing, Param
+from opbench.mapping.spec import (
+    IGNORED_PARAMS,
+    REQUIRED,
+    ApiMapping,
+    MappingError,
+    MappingMissing,
+    MappingUnsupported,
+    Param,
+)
 from opbench.mapping.table import BENCHMARK_FAMILIES, TABLE
 
 __all__ = [
     "REQUIRED",
     "ApiMapping",
+    "MappingError",
     "MappingMissing",
+    "MappingUnsupported",
     "Param",
     "api_for_benchmark_op",
     "bind",
@@ -40,25 +51,12 @@ __all__ = [
     "is_mapped",
     "lookup",
     "mapped_apis",
-    "to_torch_dtype",
     "prepare_torch_call",
+    "to_torch_dtype",
     "torch_call",
 ]
 
-# Paddle keywords that every API accepts and that never change the result: accepted, dropped.
-_IGNORED_KWARGS = frozenset({"name"})
-
-
-def _index(entries: list[ApiMapping]) -> dict[str, ApiMapping]:
-    by_api: dict[str, ApiMapping] = {}
-    for entry in entries:
-        if entry.api in by_api:
-            raise ValueError(f"duplicate mapping for {entry.api}")
-        by_api[entry.api] = entry
-    return by_api
-
-
-_BY_API: dict[str, ApiMapping] = _index(TABLE)
+_BY_API: dict[str, ApiMapping] = {e.api: e for e in TABLE}
 _BY_BENCHMARK_OP: dict[str, str] = {
     **{e.benchmark_op: e.api for e in TABLE if e.benchmark_op is not None},
     **BENCHMARK_FAMILIES,
@@ -99,49 +97,49 @@ def bind(mapping: ApiMapping, args: tuple, kwargs: Mapping[str, Any]) -> dict[st
     """Bind a call's arguments to Paddle's parameter names, in signature order, defaults filled.
 
     Follows Python's rules for Paddle's signature: positional arguments fill the
-    non-keyword-only parameters in order, keywords go by name, ``name=`` is accepted and
-    dropped. Raises TypeError naming the API for an unknown keyword, too many positional
-    arguments, a parameter given twice, or a missing required parameter.
+    non-keyword-only parameters in order (a ``*args`` parameter takes the rest as a tuple),
+    keywords go by name or by one of Paddle's aliases (``input`` for ``x``), ``name=`` and
+    ``out=None`` are accepted and dropped. Raises TypeError naming the API for an unknown
+    keyword, too many positional arguments, a parameter given twice, or a missing one.
     """
     api = mapping.api
     positional = [p for p in mapping.params if not p.keyword_only]
-    if len(args) > len(positional):
-        raise TypeError(
-            f"{api}() takes at most {len(positional)} positional arguments but {len(args)} were given"
-        )
-    bound: dict[str, Any] = {p.name: value for p, value in zip(positional, args, strict=False)}
+    bound: dict[str, Any] = {}
+    rest = list(args)
+    for p in positional:
+        if not rest:
+            break
+        if p.var:
+            bound[p.name] = tuple(rest)
+            rest = []
+            break
+        bound[p.name] = rest.pop(0)
+    if rest:
+        fixed = len([p for p in positional if not p.var])
+        raise TypeError(f"{api}() takes at most {fixed} positional arguments but {len(args)} were given")
     known = set(mapping.param_names)
     for key, value in kwargs.items():
-        if key in _IGNORED_KWARGS and key not in known:
-            continue
+        key = key if key in known else mapping.aliases.get(key, key)
         if key not in known:
+            if key in IGNORED_PARAMS and (key == "name" or value is None):
+                continue
             raise TypeError(f"{api}() got an unexpected keyword argument {key!r}")
         if key in bound:
             raise TypeError(f"{api}() got multiple values for argument {key!r}")
         bound[key] = value
     result: dict[str, Any] = {}
     for p in mapping.params:
+        if p.name in IGNORED_PARAMS:
+            if p.name == "out" and bound.get("out") is not None:
+                raise TypeError(f"{api}() writes into `out`, which the suite does not support")
+            continue
         if p.name in bound:
             result[p.name] = bound[p.name]
         elif p.required:
             raise TypeError(f"{api}() missing required argument {p.name!r}")
         else:
-            result[p.name] = p.default
+            result[p.name] = () if p.var else p.default
     return result
-
-
-def _resolve(dotted: str) -> Any:
-    """The object at a dotted path such as ``torch.nn.functional.softmax``."""
-    module_name, _, attr = dotted.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError):
-        # e.g. "torch.Tensor.add": import the longest importable prefix, getattr the rest.
-        parts = dotted.split(".")
-        obj = importlib.import_module(parts[0])
-        for part in parts[1:]:
-            obj = getattr(obj, part)
-        return obj
 
 
 def torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
@@ -152,24 +150,76 @@ def torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
 def prepare_torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Callable[[], Any]:
     """The PyTorch counterpart of ``api`` bound to ``args``/``kwargs``, as a call with no arguments.
 
-    Binding and translating happen here, once, so a benchmark's timed call is only the torch call.
-    A converter gets the bound arguments; a rename passes each bound argument as the torch keyword
-    ``rename`` gives (its own name by default, dropped when None), a ``dtype`` argument turned into a
-    ``torch.dtype`` first.
+    Binding and translating happen here, once, so a benchmark's timed call is only the torch
+    call. MappingUnsupported when the call sets a parameter the mapping cannot express;
+    MappingError (naming the template or converter) when our binding or converter fails,
+    here or when the call runs, as opposed to an error raised by PyTorch's own kernels.
     """
     mapping = lookup(api)
-    bound = bind(mapping, args, kwargs)
+    try:
+        bound = bind(mapping, args, kwargs)
+    except TypeError as e:
+        raise MappingError(api, "bind", e) from e
     if mapping.convert is not None:
         convert = mapping.convert
-        return lambda: convert(bound)
-    assert mapping.torch is not None  # ApiMapping guarantees one of the two
-    fn = _resolve(mapping.torch)
-    torch_kwargs: dict[str, Any] = {}
-    for name, value in bound.items():
-        torch_name = mapping.rename.get(name, name)
-        if torch_name is None:
-            continue
-        if name == "dtype" and value is not None:
-            value = to_torch_dtype(value)
-        torch_kwargs[torch_name] = value
-    return lambda: fn(**torch_kwargs)
+        return _guarded(mapping, lambda: convert(bound))
+    template = _template(mapping)
+    used = template.names | set(mapping.ignore)
+    for p in mapping.params:
+        if p.name in bound and p.name not in used and not _same(bound[p.name], p.default):
+            raise MappingUnsupported(
+                f"{api}: {p.name}={bound[p.name]!r} has no PyTorch counterpart in this mapping ({mapping.torch})")
+    try:
+        call = template.bind(bound)
+    except (TypeError, AttributeError, KeyError, ValueError) as e:
+        raise MappingError(api, mapping.converter_name, e) from e
+    return _guarded(mapping, call)
+
+
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return bool(value == default) or (value is None and default is REQUIRED)
+    except Exception:  # noqa: BLE001 - a tensor compared with a default: not the default
+        return False
+
+
+_TEMPLATES: dict[str, Any] = {}
+
+
+def _template(mapping: ApiMapping) -> Any:
+    from opbench.mapping.template import parse
+
+    t = _TEMPLATES.get(mapping.api)
+    if t is None:
+        t = _TEMPLATES[mapping.api] = parse(mapping.torch)
+    return t
+
+
+_MAPPING_DIR = str(Path(__file__).resolve().parent)
+# Exception types that, raised from our own frames, mean our mapping is wrong (a bad argument
+# list for the torch call, a converter bug), not that PyTorch's kernel refused the inputs.
+_OUR_ERRORS = (TypeError, AttributeError, KeyError, NameError, AssertionError, UnboundLocalError)
+
+
+def _guarded(mapping: ApiMapping, call: Callable[[], Any]) -> Callable[[], Any]:
+    """``call`` with errors of our own making re-raised as MappingError."""
+
+    def run() -> Any:
+        try:
+            return call()
+        except _OUR_ERRORS as e:
+            if _raised_here(e):
+                raise MappingError(mapping.api, mapping.converter_name, e) from e
+            raise
+
+    return run
+
+
+def _raised_here(exc: BaseException) -> bool:
+    """True when the innermost Python frame of ``exc`` is in this package (C frames have none)."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    return last is not None and last.tb_frame.f_code.co_filename.startswith(_MAPPING_DIR)

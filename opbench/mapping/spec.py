@@ -44,58 +44,81 @@ class Param:
 
     ``keyword_only`` marks parameters after ``*`` in Paddle's signature (``alpha`` of
     ``paddle.add``): :func:`opbench.mapping.bind` refuses them positionally, as Paddle does.
+    ``var`` marks ``*args`` (``paddle.Tensor.reshape(*shape)``): it takes every remaining
+    positional argument, as a tuple.
     """
 
     name: str
     default: Any = REQUIRED
     keyword_only: bool = False
+    var: bool = False
 
     @property
     def required(self) -> bool:
         """True when the caller must pass this parameter."""
-        return self.default is REQUIRED
+        return self.default is REQUIRED and not self.var
+
+
+#: Paddle parameters that never change an API's result: a graph label and an output buffer.
+IGNORED_PARAMS = frozenset({"name", "out"})
 
 
 @dataclass(frozen=True)
 class ApiMapping:
     """How to run a Paddle API's PyTorch counterpart, and what its inputs may hold.
 
-    Two ways to write the torch side: a plain rename (``torch`` names a dotted torch
-    callable, ``rename`` maps Paddle parameter names to its keyword names, ``None``
-    dropping one), or ``convert``, a function from :mod:`opbench.mapping.converters`
-    that gets the bound Paddle-named arguments (tensors already torch tensors) and
-    returns the result shaped and typed like Paddle's.
+    Two ways to write the torch side: ``torch``, a call template such as
+    ``"torch.sum(x, dim=axes(axis), keepdim=keepdim)"`` (see :mod:`opbench.mapping.template`),
+    or ``convert``, a function from :mod:`opbench.mapping.converters` that gets the bound
+    Paddle-named arguments (tensors already torch tensors) and returns the result shaped and
+    typed like Paddle's.
 
-    ``params`` is Paddle's signature in order, as ``inspect.signature`` reports it on
-    paddle 3.3.1, without ``name`` (a graph-naming label) and ``out`` (an output buffer):
-    neither changes the result. ``domains`` says which values a tensor parameter may
-    hold (positive for ``log``, indices for ``gather``); ``nondiff`` lists tensor
-    parameters that never take a gradient; ``benchmark_op`` is the ``op`` name used by
-    PaddlePaddle/benchmark's JSON configs; ``flops`` counts floating-point operations
-    from input shapes for compute-bound ops (None: the op is memory-bound).
+    ``params`` is Paddle's signature in order; left empty it is read from the recorded
+    signatures of paddle 3.3.1 (:mod:`opbench.mapping.signatures`). A template entry refuses a call that gives a parameter the template does not
+    read a value other than its default (it would be silently ignored), unless the
+    parameter is in ``ignore``. ``domains`` says which values a parameter may hold;
+    ``nondiff`` lists tensor parameters that never take a gradient; ``known`` documents a
+    difference from PyTorch that the verification test accepts; ``inplace`` marks an API
+    that writes into its first argument; ``random`` one whose values are drawn at random
+    (dropout, bernoulli), so only shapes and dtypes can be compared; ``benchmark_op`` is PaddlePaddle/benchmark's op
+    name; ``flops`` counts floating-point operations from input shapes (None: memory-bound).
     """
 
     api: str
-    params: tuple[Param, ...]
     torch: str | None = None
-    rename: Mapping[str, str | None] = field(default_factory=lambda: _EMPTY)
     convert: Callable[[dict[str, Any]], Any] | None = None
+    params: tuple[Param, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    ignore: tuple[str, ...] = ()
     domains: Mapping[str, Domain] = field(default_factory=lambda: _EMPTY)
     nondiff: tuple[str, ...] = ()
+    known: str = ""
+    inplace: bool = False
+    random: bool = False
     benchmark_op: str | None = None
     flops: Callable[[dict[str, tuple[int, ...]]], float] | None = None
 
     def __post_init__(self) -> None:
+        if not self.params:
+            params, aliases = signature_params(self.api)
+            object.__setattr__(self, "params", params)
+            object.__setattr__(self, "aliases", {**aliases, **self.aliases})
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.api}: duplicate parameter names {names}")
         if (self.torch is None) == (self.convert is None):
-            raise ValueError(f"{self.api}: give exactly one of `torch` (a rename) or `convert`")
-        for key in (*self.rename, *self.domains, *self.nondiff):
+            raise ValueError(f"{self.api}: give exactly one of `torch` (a call template) or `convert`")
+        for key in (*self.domains, *self.nondiff, *self.ignore):
             if key not in names:
                 raise ValueError(f"{self.api}: {key!r} is not one of its parameters {names}")
+        if self.torch is not None:
+            from opbench.mapping.template import parse
+
+            unknown = parse(self.torch).names - set(names)
+            if unknown:
+                raise ValueError(f"{self.api}: template reads {sorted(unknown)}, not parameters of {names}")
         # Freeze the mappings so a shared table cannot be edited by a caller.
-        object.__setattr__(self, "rename", MappingProxyType(dict(self.rename)))
+        object.__setattr__(self, "aliases", MappingProxyType(dict(self.aliases)))
         object.__setattr__(self, "domains", MappingProxyType(dict(self.domains)))
 
     @property
@@ -103,6 +126,42 @@ class ApiMapping:
         """Parameter names in signature order."""
         return tuple(p.name for p in self.params)
 
+    @property
+    def converter_name(self) -> str:
+        """What runs the torch side, for error messages: the template or the converter's name."""
+        return self.torch if self.torch is not None else f"converters.{self.convert.__name__}"
+
+
+def signature_params(api: str) -> tuple[tuple[Param, ...], dict[str, str]]:
+    """Paddle's recorded signature of ``api`` as Params and its aliases.
+
+    A positional ``name`` stays (config lines pass it positionally, as ``None``) and
+    :func:`opbench.mapping.bind` drops its value; a keyword-only ``out`` is left out.
+    """
+    from opbench.mapping.signatures import decode_default, load
+
+    entry = load().get(api)
+    if entry is None or entry.get("builtin"):
+        raise ValueError(f"{api}: no recorded Paddle signature; give `params` explicitly")
+    params = tuple(
+        Param(name, decode_default(default), keyword_only=kind == "k", var=kind == "*")
+        for name, default, kind in entry["params"]
+        if kind != "**" and not (name in IGNORED_PARAMS and kind == "k")
+    )
+    return params, dict(entry.get("aliases", {}))
+
 
 class MappingMissing(LookupError):
     """Raised for a Paddle API (or benchmark op) that has no PyTorch mapping."""
+
+
+class MappingUnsupported(LookupError):
+    """The API is mapped, but not for this call's arguments (a value the torch side cannot express)."""
+
+
+class MappingError(Exception):
+    """The mapping itself failed on a call: our binding or converter, not PyTorch's kernel, raised."""
+
+    def __init__(self, api: str, converter: str, exc: BaseException) -> None:
+        super().__init__(f"{api} -> {converter}: {type(exc).__name__}: {exc}")
+        self.api, self.converter, self.exc = api, converter, exc
