@@ -74,14 +74,15 @@ class ApiMapping:
     typed like Paddle's.
 
     ``params`` is Paddle's signature in order; left empty it is read from the recorded
-    signatures of paddle 3.3.1 (:mod:`opbench.mapping.signatures`). A template entry refuses a call that gives a parameter the template does not
-    read a value other than its default (it would be silently ignored), unless the
-    parameter is in ``ignore``. ``domains`` says which values a parameter may hold;
-    ``nondiff`` lists tensor parameters that never take a gradient; ``known`` documents a
-    difference from PyTorch that the verification test accepts; ``inplace`` marks an API
-    that writes into its first argument; ``random`` one whose values are drawn at random
-    (dropout, bernoulli), so only shapes and dtypes can be compared; ``benchmark_op`` is PaddlePaddle/benchmark's op
-    name; ``flops`` counts floating-point operations from input shapes (None: memory-bound).
+    signatures of paddle 3.3.1 (:mod:`opbench.mapping.signatures`). A template entry refuses
+    a call that gives a parameter the template does not read a value other than its default
+    (it would be silently ignored), unless the parameter is in ``ignore``. ``domains`` says
+    which values a parameter may hold; ``nondiff`` lists tensor parameters that never take a
+    gradient; ``known`` documents a difference from PyTorch that the verification test
+    accepts; ``inplace`` marks an API that writes into its first argument; ``random`` one
+    whose values are drawn at random (dropout, bernoulli), so only shapes and dtypes can be
+    compared; ``benchmark_op`` is PaddlePaddle/benchmark's op name; ``flops`` counts
+    floating-point operations from input shapes (None: memory-bound).
     """
 
     api: str

@@ -1,0 +1,3 @@
+"""Converters for Creation, random and utility APIs: full, zeros, arange, linspace, eye, rand, broadcast_shape, ..."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Converters for ``paddle.vision.ops``, ``paddle.incubate`` and ``paddle.geometric`` APIs that PyTorch can express."""
+
+from __future__ import annotations

@@ -1,0 +1,7 @@
+"""``paddle.nn.functional`` convolution, pooling, resampling and padding."""
+
+from __future__ import annotations
+
+from opbench.mapping.spec import ApiMapping as M
+
+ENTRIES: list[M] = []
