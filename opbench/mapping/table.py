@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from opbench.mapping.signatures import load
-from opbench.mapping.spec import IGNORED_PARAMS, ApiMapping
+from opbench.mapping.spec import ApiMapping, signature_params
 from opbench.mapping.tables import FAMILIES
 
 #: PaddlePaddle/benchmark config families (the ``op`` field shared by several APIs) and the
@@ -35,7 +35,7 @@ def _param_names(api: str) -> tuple[str, ...] | None:
     entry = load().get(api)
     if entry is None or entry.get("builtin"):
         return None
-    return tuple(n for n, _, kind in entry["params"] if n not in IGNORED_PARAMS and kind != "**")
+    return tuple(p.name for p in signature_params(api)[0])
 
 
 def variants(entry: ApiMapping) -> list[ApiMapping]:
