@@ -60,8 +60,7 @@ def _cmd_env(args: argparse.Namespace) -> int:
 
 def _cmd_cases(args: argparse.Namespace) -> int:
     from opbench.backends import default_device, free_memory
-    from opbench.cases import check_memory, resolve
-    from opbench.cases.model import ConfigError
+    from opbench.cases import SizeRefused, check_memory, resolve
     from opbench.mapping import is_mapped
 
     try:
@@ -69,19 +68,27 @@ def _cmd_cases(args: argparse.Namespace) -> int:
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     limit = args.memory_limit if args.memory_limit is not None else free_memory(default_device())
-    bad = list(found.errors)
+    too_large: list[SizeRefused] = []
     for case in found.cases:
         try:
             check_memory(case, limit)
-        except ConfigError as e:
-            bad.append(e)
+        except SizeRefused as e:
+            too_large.append(e)
             continue
         status = "mapped" if is_mapped(case.api) else "unmapped"
         print(f"{case.where}: [{status}] {case.to_line()}")
-    for e in sorted(bad, key=lambda e: (e.source, e.lineno)):
+    for e in sorted([*found.errors, *too_large], key=lambda e: (e.source, e.lineno)):
         print(str(e), file=sys.stderr)
-    print(f"{len(found.cases) - (len(bad) - len(found.errors))} cases, {len(bad)} errors", file=sys.stderr)
-    return 2 if bad else 0
+    print(f"{len(found.cases) - len(too_large)} cases, {len(found.errors)} errors, {len(too_large)} too large",
+          file=sys.stderr)
+    return 2 if found.errors else 0
+
+
+_CASES_EPILOG = """Each valid case is printed normalized on stdout as FILE:LINE: [mapped|unmapped] LINE.
+On stderr: malformed lines (and files that are not UTF-8 text) as FILE:LINE:COL: reason,
+cases whose inputs need more than --memory-limit as FILE:LINE:COL: too large: ...,
+then "N cases, M errors, K too large". Exit status: 2 when any line is malformed;
+0 otherwise, also when some cases are too large (they are well-formed, just not runnable here)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-measure", action="store_true", help="do not measure the peak bandwidth if not cached")
     p.set_defaults(func=_cmd_env)
 
-    p = sub.add_parser("cases", help="validate case files and print each case normalized")
+    p = sub.add_parser("cases", help="validate case files and print each case normalized", epilog=_CASES_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_case_arguments(p)
     p.set_defaults(func=_cmd_cases)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from opbench.cases.model import DTYPE_SIZES, Case, ConfigError, TensorSpec
+from opbench.cases.textfile import read_text
 
 UNKNOWN_DIM = 16
 _LONG_SUFFIX = re.compile(r"(?<=\d)L\b")
@@ -103,7 +104,9 @@ def load_benchmark_json(path: str | Path, *, unknown_dim: int = UNKNOWN_DIM) -> 
     """All configs of one JSON file; a bad config becomes a ConfigError in the list, the rest still load."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path))
+    except ConfigError as e:
+        return [e]
     except json.JSONDecodeError as e:
         return [ConfigError(f"invalid JSON: {e.msg}", source=str(path), lineno=e.lineno, col=e.colno)]
     if isinstance(data, dict):

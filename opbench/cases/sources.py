@@ -13,32 +13,34 @@ from pathlib import Path
 from opbench.cases.benchmark_json import UNKNOWN_DIM, load_benchmark_json
 from opbench.cases.grammar import parse_line
 from opbench.cases.model import Case, ConfigError
+from opbench.cases.textfile import read_text
 
 
 def parse_lines(lines: list[str], source: str) -> list[Case | ConfigError]:
-    """Parse case-file text: one case a line; ``#`` comments and blank lines are skipped."""
+    """Parse case-file text: one case a line; ``#`` comments and blank lines are skipped.
+
+    A trailing comment is left to Python's tokenizer, which knows a ``#`` inside a string is not one.
+    """
     out: list[Case | ConfigError] = []
     for lineno, raw in enumerate(lines, start=1):
-        line = raw.split("#", 1)[0] if not _hash_in_string(raw) else raw
-        if not line.strip():
+        head = raw.lstrip()
+        if not head or head[0] == "#":
             continue
         try:
-            out.append(parse_line(line.rstrip("\n"), lineno=lineno, source=source))
+            out.append(parse_line(raw, lineno=lineno, source=source))
         except ConfigError as e:
             out.append(e)
     return out
 
 
-def _hash_in_string(line: str) -> bool:
-    """True when a '#' sits inside a quoted string, so it is not a comment."""
-    head = line.split("#", 1)[0]
-    return head.count('"') % 2 == 1 or head.count("'") % 2 == 1
-
-
 def load_case_file(path: str | Path) -> list[Case | ConfigError]:
-    """All cases of a case file (config lines)."""
+    """All cases of a case file (config lines); a file that is not UTF-8 text is one ConfigError entry."""
     path = Path(path)
-    return parse_lines(path.read_text().splitlines(), str(path))
+    try:
+        text = read_text(path)
+    except ConfigError as e:
+        return [e]
+    return parse_lines(text.splitlines(), str(path))
 
 
 @dataclass

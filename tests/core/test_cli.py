@@ -55,10 +55,30 @@ def test_cases_malformed_exit_2_with_file_line_col(tmp_path, capsys):
     assert LERP in captured.out  # the good line is still printed
 
 
-def test_cases_memory_limit(capsys):
-    assert main(["cases", "--memory-limit", "1MiB", LERP]) == 2
-    assert "more than the" in capsys.readouterr().err
+def test_cases_memory_limit_is_a_separate_outcome_not_an_error(capsys):
+    assert main(["cases", "--memory-limit", "1MiB", LERP]) == 0  # too large alone is not malformed
+    err = capsys.readouterr().err
+    assert "<command line>:1:1: too large: inputs need 0.01 GiB, more than the 0.00 GiB limit" in err
+    assert err.splitlines()[-1] == "0 cases, 0 errors, 1 too large"
     assert main(["cases", "--memory-limit", "1GiB", LERP]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == "1 cases, 0 errors, 0 too large"
+
+
+def test_cases_malformed_and_too_large_counted_apart(tmp_path, capsys):
+    f = tmp_path / "c.txt"
+    f.write_text(f"{LERP}\npaddle.add(,)\npaddle.exp(Tensor([2],\"float32\"), )\n")
+    assert main(["cases", "--memory-limit", "1MiB", str(f)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"{f}:1:1: too large: ") and err[1].startswith(f"{f}:2:12: syntax error")
+    assert err[-1] == "1 cases, 1 errors, 1 too large"
+
+
+def test_cases_binary_file_is_one_line_exit_2(tmp_path, capsys):
+    f = tmp_path / "ls"
+    f.write_bytes(b"\x7fELF\x02\x01\x01\x00\xd0\xcf\x11\xe0")
+    assert main(["cases", str(f)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"{f}:1:9: not a UTF-8 text file (byte 0xd0 at offset 8)", "0 cases, 1 errors, 0 too large"]
 
 
 def test_cases_unknown_source_is_usage_error(capsys):
@@ -74,5 +94,5 @@ def test_parse_bytes():
 
 def test_cases_default_memory_limit_is_what_the_device_has_free(capsys):
     huge = 'paddle.add(Tensor([100000, 100000, 100],"float32"), Tensor([1],"float32"), )'
-    assert main(["cases", huge]) == 2
-    assert "more than the" in capsys.readouterr().err
+    assert main(["cases", huge]) == 0
+    assert "too large: inputs need" in capsys.readouterr().err

@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 
 from opbench.cases import (
     DTYPE_SIZES,
+    TYPE_NAMES,
     ConfigError,
     DtypeSpec,
+    SizeRefused,
     SliceSpec,
     TensorSpec,
+    TypeSpec,
     check_memory,
     format_case,
     parse_line,
@@ -83,7 +86,7 @@ def test_inf_and_nan():
         ("paddle.add(foo)", 12, "unknown name 'foo'"),
         ("paddle.add(__import__('os'))", 12, "unknown tag '__import__'"),
         ("paddle.add(x.y())", 12, "nested API calls"),
-        ("paddle.add(1 * 2)", 12, "unsupported expression"),
+        ("paddle.add(1 * 2)", 12, "arithmetic is not allowed"),
         ("paddle.add(1 + 2)", 12, "complex literals"),
         ("paddle.add(**kw)", 14, "'**' arguments"),
         ("paddle.add(lambda: 1)", 12, "unsupported expression"),
@@ -128,8 +131,11 @@ def test_case_file_comments_blank_lines_and_errors_keep_going():
 def test_memory_limit_refuses_before_allocation():
     case = parse_line(LERP)
     check_memory(case, case.nbytes)
-    with pytest.raises(ConfigError, match="more than the"):
+    with pytest.raises(SizeRefused, match="more than the") as info:
         check_memory(case, case.nbytes - 1)
+    assert isinstance(info.value, ConfigError)  # callers that catch ConfigError still catch it
+    assert (info.value.need_bytes, info.value.limit_bytes) == (case.nbytes, case.nbytes - 1)
+    assert info.value.reason.startswith("too large: inputs need ")
     check_memory(case, None)
 
 
@@ -146,6 +152,8 @@ _scalars = st.one_of(
     st.builds(DtypeSpec, _dtypes),
     st.builds(SliceSpec, st.none() | st.integers(-9, 9), st.none() | st.integers(-9, 9),
               st.none() | st.integers(1, 9)),
+    st.builds(TypeSpec, st.sampled_from(sorted(TYPE_NAMES))),
+    st.sampled_from([Ellipsis, math.nan, math.inf, -math.inf, math.pi]),
 )
 _values = st.recursive(
     st.one_of(_scalars, _tensors),
