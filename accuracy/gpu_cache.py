@@ -58,9 +58,9 @@ class DeviceCache:
         out = []
         for ordinal, t in enumerate(inputs_mod.tensor_inputs(case) if tensors is None else tensors):
             tseed = inputs_mod.tensor_seed(seed, ordinal, t.spec, t.domain)
-            key = ("input", t.spec.shape, t.spec.dtype, t.domain, t.index_size, tseed)
+            key = ("input", t.spec.shape, t.spec.dtype, t.domain, t.context, tseed)
             out.append(self.get(key, t.spec.nbytes,
-                                lambda t=t, tseed=tseed: self._make(t.spec, t.domain, t.index_size, tseed)))
+                                lambda t=t, tseed=tseed: self._make(t.spec, t.domain, t.context, tseed)))
         return out
 
     def output_grad(self, shape: tuple[int, ...], dtype: str, seed: int) -> Any:
@@ -69,12 +69,12 @@ class DeviceCache:
         nbytes = int(np.prod(shape, dtype=np.int64)) * DTYPE_SIZES.get(dtype, 8)
         return self.get(key, nbytes, lambda: self.backend.random(tuple(shape), dtype, seed))
 
-    def _make(self, spec: TensorSpec, domain: Domain, index_size: int | None, tseed: int) -> Any:
+    def _make(self, spec: TensorSpec, domain: Domain, context: Any, tseed: int) -> Any:
         b = self.backend
-        if spec.dtype in FLOAT_DTYPES and index_size is None and domain.min_abs == 0:
+        if spec.dtype in FLOAT_DTYPES and domain.kind == "uniform" and domain.min_abs == 0:
             unit = b.random(spec.shape, "float32", tseed)  # [-1, 1)
             half = (domain.high - domain.low) / 2
             values = unit * half + (domain.low + half)
             return b.cast(values, spec.dtype) if spec.dtype != "float32" else values
         rng = np.random.default_rng(tseed)
-        return b.from_numpy(inputs_mod.draw(spec, domain, rng, index_size), spec.dtype)
+        return b.from_numpy(inputs_mod.draw(spec, domain, rng, context), spec.dtype)

@@ -2,8 +2,12 @@
 
 The mapping table attaches a :class:`Domain` to an API parameter (``log`` takes
 positive ``x``, ``divide`` a non-zero ``y``, ``gather`` an ``index`` inside
-``x``'s axis); :mod:`opbench.inputs` draws values from it. Keeping domains as
-data, not as an if/elif chain, lets one table serve every API.
+``x``'s axis, ``reshape`` a ``shape`` tensor holding a shape with ``x``'s element
+count); :mod:`opbench.inputs` draws values from it. A parameter with no declared
+domain that is an integer tensor named like a shape, an axis or an index gets the
+domain :data:`BY_NAME` gives, so ``paddle.reshape(x, Tensor([4],"int64"))`` gets a
+valid shape and ``paddle.max(x, Tensor([2],"int64"))`` valid axes. Keeping domains
+as data, not as an if/elif chain, lets one table serve every API.
 """
 
 from __future__ import annotations
@@ -15,38 +19,110 @@ from dataclasses import dataclass
 DEFAULT_LOW = -1.0
 DEFAULT_HIGH = 1.0
 
+#: What a domain's values are; each kind has one drawing function in :mod:`opbench.inputs`.
+KINDS = (
+    "uniform",  # values in [low, high), pushed out of (-min_abs, min_abs)
+    "index",  # integers in [0, size of `of` along an axis)
+    "bound",  # integers in [0, the value of the int argument `of`)
+    "shape",  # a shape (one int per element) whose product is `of`'s element count
+    "broadcast",  # a shape (one int per element) that `of`'s shape broadcasts to
+    "axes",  # distinct valid axes of `of`
+    "permutation",  # a permutation of `of`'s axes
+    "sections",  # positive sizes that sum to `of`'s size along an axis
+    "sorted",  # uniform values, sorted along the last axis
+    "spd",  # symmetric positive-definite matrices (the last two dims)
+)
+
 
 @dataclass(frozen=True)
 class Domain:
-    """A range to draw one parameter's values from.
+    """How to draw one parameter's values.
 
-    ``low``/``high``: the half-open range ``[low, high)`` for floats (integers
-    are clipped to what the dtype holds). ``min_abs``: values with a smaller
-    magnitude are pushed out to ``±min_abs`` (non-zero divisors). ``index_of``:
-    the values are indices into the parameter of that name, along the axis
-    given by parameter ``axis_param`` (or ``axis`` when it is absent), so they
-    lie in ``[0, size)``; ``index_of_rows`` draws indices into dim 0.
+    ``kind`` is one of :data:`KINDS`. ``low``/``high``: the half-open range for
+    ``uniform`` and ``sorted`` floats (integers are clipped to what the dtype holds).
+    ``min_abs``: smaller magnitudes are pushed out to ``±min_abs`` (non-zero divisors).
+    ``of`` names the parameter the values refer to (the tensor indexed, reshaped,
+    reduced, or the int bounding them); the axis is the value of parameter
+    ``axis_param`` when the call gives an int there, else ``axis``.
     """
 
     low: float = DEFAULT_LOW
     high: float = DEFAULT_HIGH
     min_abs: float = 0.0
-    index_of: str | None = None
+    kind: str = "uniform"
+    of: str | None = None
     axis_param: str | None = None
     axis: int = 0
 
     def __post_init__(self) -> None:
         if not self.low < self.high:
             raise ValueError(f"Domain needs low < high, got [{self.low}, {self.high})")
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown domain kind {self.kind!r} (known: {', '.join(KINDS)})")
+        if (self.of is None) != (self.kind in ("uniform", "sorted", "spd")):
+            raise ValueError(f"a {self.kind!r} domain {'needs' if self.of is None else 'takes no'} `of`")
+
+    @property
+    def index_of(self) -> str | None:
+        """The parameter an ``index`` domain's values index into (None for other kinds)."""
+        return self.of if self.kind == "index" else None
 
 
 DEFAULT = Domain()
 POSITIVE = Domain(low=0.1, high=2.0)
+NONNEGATIVE = Domain(low=0.0, high=2.0)
 NONZERO = Domain(min_abs=0.1)
 UNIT_OPEN = Domain(low=-0.9, high=0.9)  # strictly inside (-1, 1): atanh, erfinv
 PROBABILITY = Domain(low=0.0, high=1.0)
+SORTED = Domain(kind="sorted")
+SPD = Domain(kind="spd")
 
 
 def index_into(param: str, axis_param: str | None = "axis", axis: int = 0) -> Domain:
     """Indices valid for ``param`` along the axis named by ``axis_param`` (default ``axis``)."""
-    return Domain(low=0.0, high=1.0, index_of=param, axis_param=axis_param, axis=axis)
+    return Domain(low=0.0, high=1.0, kind="index", of=param, axis_param=axis_param, axis=axis)
+
+
+def bounded_by(param: str) -> Domain:
+    """Integers in ``[0, n)`` where ``n`` is the int argument ``param`` (``one_hot``'s ``num_classes``)."""
+    return Domain(low=0.0, high=1.0, kind="bound", of=param)
+
+
+def shape_of(param: str) -> Domain:
+    """A shape with ``param``'s element count (``reshape``'s ``shape`` given as a tensor)."""
+    return Domain(kind="shape", of=param)
+
+
+def broadcast_of(param: str) -> Domain:
+    """A shape ``param`` broadcasts to (``expand``/``broadcast_to``'s ``shape`` given as a tensor)."""
+    return Domain(kind="broadcast", of=param)
+
+
+def axes_of(param: str) -> Domain:
+    """Distinct valid axes of ``param`` (a reduction's ``axis`` given as a tensor)."""
+    return Domain(kind="axes", of=param)
+
+
+def permutation_of(param: str) -> Domain:
+    """A permutation of ``param``'s axes (``transpose``'s ``perm`` given as a tensor)."""
+    return Domain(kind="permutation", of=param)
+
+
+def sections_of(param: str, axis_param: str | None = "axis", axis: int = 0) -> Domain:
+    """Positive sizes summing to ``param``'s size along the axis (``split``'s sections as a tensor)."""
+    return Domain(kind="sections", of=param, axis_param=axis_param, axis=axis)
+
+
+#: Domains of integer tensors by parameter name, for APIs that declare none: the meaning of
+#: these names is the same across Paddle's APIs. The first tensor parameter is ``x``.
+BY_NAME: dict[str, Domain] = {
+    "shape": shape_of("x"),
+    "axis": axes_of("x"),
+    "dim": axes_of("x"),
+    "perm": permutation_of("x"),
+    "index": index_into("x"),
+    "indices": index_into("x"),
+    "num_or_sections": sections_of("x"),
+    "repeat_times": Domain(low=1.0, high=3.0),
+    "repeats": Domain(low=1.0, high=3.0),
+}

@@ -16,7 +16,7 @@ import numpy as np
 
 from opbench import inputs as inputs_mod
 from opbench.backends import Backend, get_backend, installed
-from opbench.cases import FLOAT_DTYPES, Case, DtypeSpec, SliceSpec, TensorSpec
+from opbench.cases import FLOAT_DTYPES, Case, DtypeSpec, SliceSpec, TensorSpec, TypeSpec
 
 PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops", "torch-compile")
 
@@ -121,6 +121,8 @@ class Provider:
                 return b.framework_dtype(v.name)
             if isinstance(v, SliceSpec):
                 return slice(v.start, v.stop, v.step)
+            if isinstance(v, TypeSpec):
+                return python_type(v)
             if isinstance(v, list):
                 return [build(e) for e in v]
             if isinstance(v, tuple):
@@ -130,6 +132,14 @@ class Provider:
         args = tuple(build(a) for a in case.args)
         kwargs = {k: build(v) for k, v in case.kwargs}
         return PreparedCall(self, case, self.bind_call(case, args, kwargs), args, kwargs, tensors, grad_inputs)
+
+
+def python_type(spec: TypeSpec) -> type:
+    """The type object a ``type(...)`` argument names: a builtin, or a NumPy scalar type."""
+    import builtins
+
+    module, _, name = spec.name.rpartition(".")
+    return getattr(np if module == "numpy" else builtins, name)
 
 
 def _nondiff_params(case: Case) -> frozenset[str]:

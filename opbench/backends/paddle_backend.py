@@ -69,7 +69,7 @@ class PaddleBackend(Backend):
 
     def to_numpy(self, tensor: Any) -> np.ndarray:
         t = tensor.detach()
-        if t.dtype == paddle.bfloat16:
+        if t.dtype in (paddle.bfloat16, paddle.float8_e4m3fn, paddle.float8_e5m2):  # NumPy has no such dtypes
             t = t.astype("float32")
         return t.numpy()
 

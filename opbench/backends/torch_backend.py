@@ -68,7 +68,7 @@ class TorchBackend(Backend):
 
     def to_numpy(self, tensor: Any) -> np.ndarray:
         t = tensor.detach()
-        if t.dtype == torch.bfloat16:
+        if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):  # NumPy has no such dtypes
             t = t.float()
         return t.cpu().resolve_conj().numpy()
 

@@ -15,12 +15,12 @@ _ALIASES: dict[str, str] = {
     "fp16": "float16",
     "half": "float16",
     "fp32": "float32",
-    "float": "float32",
+    "float": "float64",  # Paddle reads "float" and Python's float as float64
     "fp64": "float64",
     "double": "float64",
     "bf16": "bfloat16",
     "uint16": "bfloat16",  # Paddle's historical storage name for bfloat16
-    "int": "int32",
+    "int": "int64",  # Paddle reads "int" and Python's int as int64
     "long": "int64",
     "bool_": "bool",
     "complex": "complex64",
