@@ -67,6 +67,12 @@ def _cmd_cases(args: argparse.Namespace) -> int:
         found = resolve(args.cases, None, unknown_dim=args.unknown_dim)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
+    if args.summary:
+        from opbench.coverage import Coverage, summary
+
+        cov = Coverage().add([*found.cases, *found.errors])
+        print(summary(cov, top=args.top))
+        return 2 if found.errors else 0
     limit = args.memory_limit if args.memory_limit is not None else free_memory(default_device())
     too_large: list[SizeRefused] = []
     for case in found.cases:
@@ -87,8 +93,9 @@ def _cmd_cases(args: argparse.Namespace) -> int:
 _CASES_EPILOG = """Each valid case is printed normalized on stdout as FILE:LINE: [mapped|unmapped] LINE.
 On stderr: malformed lines (and files that are not UTF-8 text) as FILE:LINE:COL: reason,
 cases whose inputs need more than --memory-limit as FILE:LINE:COL: too large: ...,
-then "N cases, M errors, K too large". Exit status: 2 when any line is malformed;
-0 otherwise, also when some cases are too large (they are well-formed, just not runnable here)."""
+then "N cases, M errors, K too large". With --summary, the coverage table instead.
+Exit status: 2 when any line is malformed; 0 otherwise, also when some cases are too large
+(they are well-formed, just not runnable here)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cases", help="validate case files and print each case normalized", epilog=_CASES_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_case_arguments(p)
+    p.add_argument("--summary", action="store_true",
+                   help="print coverage instead of the cases: parsed / mapped / unmapped counts, overall and "
+                        "per API (unmapped APIs ranked by how many lines need them)")
+    p.add_argument("--top", type=int, default=30, metavar="N", help="rows of each --summary ranking (default: 30)")
     p.set_defaults(func=_cmd_cases)
 
     for part in PARTS:
