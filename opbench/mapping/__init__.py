@@ -204,22 +204,25 @@ _OUR_ERRORS = (TypeError, AttributeError, KeyError, NameError, AssertionError, U
 def _guarded(mapping: ApiMapping, call: Callable[[], Any]) -> Callable[[], Any]:
     """``call`` with errors of our own making re-raised as MappingError."""
 
+    code = getattr(mapping.convert, "__code__", None)
+    ours = (_MAPPING_DIR, code.co_filename) if code is not None else (_MAPPING_DIR,)
+
     def run() -> Any:
         try:
             return call()
         except _OUR_ERRORS as e:
-            if _raised_here(e):
+            if _raised_in(e, ours):
                 raise MappingError(mapping.api, mapping.converter_name, e) from e
             raise
 
     return run
 
 
-def _raised_here(exc: BaseException) -> bool:
-    """True when the innermost Python frame of ``exc`` is in this package (C frames have none)."""
+def _raised_in(exc: BaseException, places: tuple[str, ...]) -> bool:
+    """True when the innermost Python frame of ``exc`` is in one of ``places`` (C frames have none)."""
     tb = exc.__traceback__
     last = None
     while tb is not None:
         last = tb
         tb = tb.tb_next
-    return last is not None and last.tb_frame.f_code.co_filename.startswith(_MAPPING_DIR)
+    return last is not None and last.tb_frame.f_code.co_filename.startswith(places)

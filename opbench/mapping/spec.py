@@ -130,7 +130,9 @@ class ApiMapping:
     @property
     def converter_name(self) -> str:
         """What runs the torch side, for error messages: the template or the converter's name."""
-        return self.torch if self.torch is not None else f"converters.{self.convert.__name__}"
+        if self.torch is not None:
+            return self.torch
+        return f"{self.convert.__module__.removeprefix('opbench.mapping.')}.{self.convert.__name__}"
 
 
 def signature_params(api: str) -> tuple[tuple[Param, ...], dict[str, str]]:

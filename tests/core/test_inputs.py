@@ -110,3 +110,45 @@ def test_domain_validation():
     with pytest.raises(ValueError):
         Domain(low=1, high=1)
     assert index_into("x").index_of == "x"
+
+
+def _draw(domain, shape, dtype, context):
+    return inputs.draw(TensorSpec(shape, dtype), domain, np.random.default_rng(1), context)
+
+
+def test_shape_like_domains_give_valid_values():
+    from opbench.domains import axes_of, broadcast_of, permutation_of, sections_of, shape_of
+
+    s = _draw(shape_of("x"), (4,), "int64", (3, 4, 5))
+    assert s.dtype == np.int64 and np.prod(s) == 60 and len(s) == 4
+    assert np.prod(_draw(shape_of("x"), (2,), "int32", (0, 7))) == 0
+    a = _draw(axes_of("x"), (2,), "int64", (3, 4, 5))
+    assert len(set(a.tolist())) == 2 and all(0 <= v < 3 for v in a)
+    assert 0 <= int(_draw(axes_of("x"), (), "int64", (3, 4))) < 2  # a 0-D axis tensor
+    assert sorted(_draw(permutation_of("x"), (3,), "int64", (3, 4, 5)).tolist()) == [0, 1, 2]
+    sec = _draw(sections_of("x"), (3,), "int64", 10)
+    assert sec.sum() == 10 and sec.min() > 0
+    b = _draw(broadcast_of("x"), (3,), "int64", (4, 1))
+    assert b[1] == 4 and b.min() >= 1  # x's non-1 dims are kept, its size-1 dims may grow
+
+
+def test_value_domains_sorted_spd_bound():
+    from opbench.domains import SORTED, SPD, bounded_by
+
+    s = _draw(SORTED, (3, 50), "float32", None)
+    assert np.all(np.diff(s, axis=-1) >= 0)
+    m = _draw(SPD, (2, 4, 4), "float64", None)
+    assert np.allclose(m, np.swapaxes(m, -1, -2)) and np.all(np.linalg.eigvalsh(m) > 0)
+    b = _draw(bounded_by("num_classes"), (200,), "int64", 7)
+    assert b.min() >= 0 and b.max() < 7
+
+
+def test_integer_tensors_get_a_domain_by_parameter_name():
+    x, shape = inputs.generate(parse_line('paddle.reshape(Tensor([6, 10],"float32"), Tensor([3],"int64"), )'), 0)
+    assert np.prod(shape) == 60
+    _, axis = inputs.generate(parse_line('paddle.sum(Tensor([3, 4, 5],"float32"), Tensor([2],"int64"), )'), 0)
+    assert len(set(axis.tolist())) == 2 and axis.max() < 3
+    # a call's arguments given by one of Paddle's aliases are named by their parameter
+    _, idx = inputs.generate(parse_line('paddle.index_select(Tensor([5, 7],"float32"), index=Tensor([9],"int64"), '
+                                        'dim=1, )'), 0)
+    assert idx.max() < 7
