@@ -50,6 +50,8 @@ class Comparison:
     passed: bool | None = True
     note: str = ""
     float64: dict[str, Any] | None = None
+    bound: dict[str, Any] | None = None  # the float64 verdict's figures (accuracy.bound.Verdict)
+    judge: bool = field(default=False, repr=False)  # decided by the float64 bound when the sides differ
 
     @property
     def label(self) -> str:
@@ -57,7 +59,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         """The record form: unset fields left out (a pair not compared keeps only its note)."""
-        d = {f.name: _copy(getattr(self, f.name)) for f in fields(self)}  # asdict() without its deep copy
+        d = {f.name: _copy(getattr(self, f.name)) for f in fields(self) if f.name != "judge"}  # no deep copy
         if not self.dtype:
             d = {k: d[k] for k in ("direction", "name", "passed", "note")}
         return {k: v for k, v in d.items() if v not in (None, "") or k == "passed"}

@@ -59,6 +59,11 @@ class Tolerances:
     atol: float | None = None
     rtol: float | None = None
 
+    def explicit(self, api: str, dtype: str) -> bool:
+        """True when the user or the shipped overrides set this API's tolerance (or a global one)."""
+        per_api = self.overrides.get(api, {})
+        return self.atol is not None or self.rtol is not None or dtype in per_api or "*" in per_api
+
     def for_(self, api: str, dtype: str) -> Tolerance:
         """The tolerance for an output or grad of dtype ``dtype`` of API ``api``."""
         base = self.table.get(dtype, EXACT)

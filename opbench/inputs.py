@@ -35,8 +35,7 @@ def round_to_bfloat16(a: np.ndarray) -> np.ndarray:
     bits = np.asarray(a, dtype=np.float32, order="C").view(np.uint32)
     rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
     out = ((bits + rounding) & np.uint32(0xFFFF0000)).astype(np.uint32)
-    nan = np.isnan(a)
-    out[nan] = np.uint32(0x7FC00000)
+    out = np.where(np.isnan(a), np.uint32(0x7FC00000), out).astype(np.uint32)  # also for 0-D arrays
     return out.view(np.float32)
 
 
