@@ -124,7 +124,7 @@ class _CaseRun:
         self.device_grads: dict[int, Any] = {}
         self.grad_outputs: list[int] = []
         self.tensor_inputs: list[inputs_mod.TensorInput] | None = None
-        self.random = _is_random(case.api)
+        self.random, self.check_grads = _mapping_flags(case)
 
     # -- helpers -----------------------------------------------------------------------------------
     def _tensor_inputs(self) -> list[inputs_mod.TensorInput]:
@@ -220,6 +220,10 @@ class _CaseRun:
                   ) -> tuple[list[Any], list[Any]] | None:
         """Both sides' input grads for shared random output grads (None when nothing is differentiable)."""
         if not s_call.grad_inputs and not r_call.grad_inputs:
+            return None
+        if not self.check_grads:
+            self.comparisons.append(Comparison("backward", "grads", passed=None,
+                                               note="not compared (the mapping checks this API forward only)"))
             return None
         sb, rb = self.S.backend, self.R.backend
         s_diff = {id(t) for t in s_call.differentiable_outputs(s_flat)}
@@ -399,13 +403,19 @@ def _float64_values(v: np.ndarray, how: str) -> np.ndarray:
     return v
 
 
-def _is_random(api: str) -> bool:
-    from opbench.mapping import MappingMissing, lookup
+def _mapping_flags(case: Case) -> tuple[bool, bool]:
+    """(values are random, gradients are checked) for this call, from its mapping entry."""
+    from opbench.mapping import MappingMissing, bind, lookup
 
     try:
-        return lookup(api).random
+        m = lookup(case.api)
     except MappingMissing:
-        return False
+        return False, True
+    try:
+        random = m.is_random(bind(m, case.args, case.kwargs_dict))
+    except (TypeError, KeyError, ValueError):
+        random = bool(m.random)
+    return random, m.backward
 
 
 def _record(comp: Comparison, figs: Figures, dtype_note: str) -> None:

@@ -43,7 +43,9 @@ class Domain:
     ``min_abs``: smaller magnitudes are pushed out to ``±min_abs`` (non-zero divisors).
     ``of`` names the parameter the values refer to (the tensor indexed, reshaped,
     reduced, or the int bounding them); the axis is the value of parameter
-    ``axis_param`` when the call gives an int there, else ``axis``.
+    ``axis_param`` when the call gives an int there, else ``axis``. ``distinct`` indices
+    never repeat while the tensor holds no more of them than the axis has (a scatter that
+    overwrites, where a repeat makes the result depend on which write lands last).
     """
 
     low: float = DEFAULT_LOW
@@ -53,6 +55,7 @@ class Domain:
     of: str | None = None
     axis_param: str | None = None
     axis: int = 0
+    distinct: bool = False
 
     def __post_init__(self) -> None:
         if not self.low < self.high:
@@ -78,9 +81,9 @@ SORTED = Domain(kind="sorted")
 SPD = Domain(kind="spd")
 
 
-def index_into(param: str, axis_param: str | None = "axis", axis: int = 0) -> Domain:
+def index_into(param: str, axis_param: str | None = "axis", axis: int = 0, distinct: bool = False) -> Domain:
     """Indices valid for ``param`` along the axis named by ``axis_param`` (default ``axis``)."""
-    return Domain(low=0.0, high=1.0, kind="index", of=param, axis_param=axis_param, axis=axis)
+    return Domain(low=0.0, high=1.0, kind="index", of=param, axis_param=axis_param, axis=axis, distinct=distinct)
 
 
 def bounded_by(param: str) -> Domain:

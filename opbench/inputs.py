@@ -55,7 +55,10 @@ def draw(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: An
     """
     kind = domain.kind if context is not None or domain.kind in ("uniform", "sorted", "spd") else "uniform"
     if kind in ("index", "bound"):
-        return rng.integers(0, max(int(context), 1), size=spec.shape).astype(spec.dtype)
+        size = max(int(context), 1)
+        if domain.distinct and spec.numel <= size:
+            return rng.permutation(size)[: spec.numel].reshape(spec.shape).astype(spec.dtype)
+        return rng.integers(0, size, size=spec.shape).astype(spec.dtype)
     values = _DRAW[kind](spec, domain, rng, context)
     return np.asarray(values).astype(host_dtype(spec.dtype), copy=False) if kind in _INT_KINDS else values
 

@@ -81,7 +81,9 @@ class ApiMapping:
     gradient; ``known`` documents a difference from PyTorch that the verification test
     accepts; ``inplace`` marks an API that writes into its first argument; ``random`` one
     whose values are drawn at random (dropout, bernoulli), so only shapes and dtypes can be
-    compared; ``benchmark_op`` is PaddlePaddle/benchmark's op name; ``flops`` counts
+    compared (a function of the bound arguments when only some calls are random: dropout with
+    ``p > 0`` in training); ``backward=False`` one whose gradient is not checked (a framework
+    crashes in it); ``benchmark_op`` is PaddlePaddle/benchmark's op name; ``flops`` counts
     floating-point operations from input shapes (None: memory-bound).
     """
 
@@ -95,7 +97,8 @@ class ApiMapping:
     nondiff: tuple[str, ...] = ()
     known: str = ""
     inplace: bool = False
-    random: bool = False
+    random: bool | Callable[[dict[str, Any]], bool] = False
+    backward: bool = True
     benchmark_op: str | None = None
     flops: Callable[[dict[str, tuple[int, ...]]], float] | None = None
 
@@ -126,6 +129,10 @@ class ApiMapping:
     def param_names(self) -> tuple[str, ...]:
         """Parameter names in signature order."""
         return tuple(p.name for p in self.params)
+
+    def is_random(self, bound: Mapping[str, Any]) -> bool:
+        """Whether this call's values are random (``bound``: the call's arguments by Paddle name)."""
+        return self.random(bound) if callable(self.random) else bool(self.random)
 
     @property
     def converter_name(self) -> str:
