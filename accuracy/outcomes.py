@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from opbench.backends import no_kernel
+
 PASS = "pass"
 ACCURACY_FAIL = "accuracy_fail"
 PADDLE_ERROR = "paddle_error"
@@ -29,13 +31,6 @@ FAILING = frozenset({ACCURACY_FAIL, PADDLE_ERROR, MAPPING_ERROR, OOM, TIMEOUT, C
 #: Outcomes that say a case could not run here (no kernel for the dtype on this device); they
 #: fail the gate only under ``--strict``.
 CANNOT_RUN = frozenset({UNSUPPORTED})
-
-# "This framework has no kernel for this dtype on this device", as each framework says it:
-# Paddle's error kind NotFound for an unregistered kernel; torch's "not implemented for 'Half'".
-_NO_KERNEL = {
-    "paddle": re.compile(r"^\(NotFound\) The kernel with key .* is not registered"),
-    "torch": re.compile(r"not implemented for '[A-Za-z0-9]+'"),
-}
 
 # Exception classes that mean the device ran out of memory (torch.OutOfMemoryError is a
 # RuntimeError subclass; Paddle raises MemoryError for ResourceExhausted).
@@ -75,13 +70,9 @@ def error_outcome(exc: BaseException, framework: str) -> str:
         return MAPPING_ERROR
     if isinstance(exc, MappingUnsupported):
         return MAPPING_MISSING
-    if isinstance(exc, NotImplementedError) or _NO_KERNEL[_framework(framework)].search(str(exc)[:300]):
+    if no_kernel("paddle" if framework == "paddle" else "torch", exc):
         return UNSUPPORTED
     return PADDLE_ERROR if framework == "paddle" else TORCH_ERROR
-
-
-def _framework(framework: str) -> str:
-    return "paddle" if framework == "paddle" else "torch"
 
 
 def is_fatal(exc: BaseException) -> bool:

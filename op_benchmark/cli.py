@@ -56,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="FILE", help="write the records and the environment block as JSON")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown tables to FILE")
     p.add_argument("--csv", metavar="FILE", help="write one CSV row per record")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 also for records that cannot run here (n/a: no kernel for the dtype, "
+                        "provider does not apply)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
@@ -153,7 +156,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if runner.interrupted:
         print("interrupted: the records measured so far were written", file=sys.stderr)
         return 130
-    failed = render.failures(records)
+    failed = render.failures(records, strict=args.strict)
+    cannot = [r for r in records if r.status in ("unsupported", "not_applicable")]
+    if cannot and not args.strict:
+        print(f"{len(cannot)} record(s) n/a: a provider does not apply or has no kernel for the dtype here "
+              "(--strict counts them as failures)", file=sys.stderr)
     if failed:
         print(f"{len(failed)} record(s) failed (see 'Failed' above)", file=sys.stderr)
     return 2 if found.errors else (1 if failed else 0)

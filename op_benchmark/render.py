@@ -92,8 +92,11 @@ def markdown_table(records: Sequence[Record], direction: str, *, provider_order:
     return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 
-def failures(records: Sequence[Record]) -> list[Record]:
-    return [r for r in records if r.status in ("error", "oom", "skipped")]
+def failures(records: Sequence[Record], strict: bool = False) -> list[Record]:
+    """Records that failed (an error, an OOM, a refused case); with ``strict`` also those that
+    could not run here (``unsupported``: no kernel for the dtype; ``not_applicable``)."""
+    bad = ("error", "oom", "skipped") + (("unsupported", "not_applicable") if strict else ())
+    return [r for r in records if r.status in bad]
 
 
 def markdown(records: Sequence[Record], env: dict[str, Any] | None = None, *,

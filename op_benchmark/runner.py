@@ -52,16 +52,31 @@ class BenchConfig:
                 "seed": self.seed, "release_memory": self.release_memory}
 
 
-def classify(exc: BaseException) -> tuple[str, str]:
-    """(status, one-line reason) for an exception raised while preparing or timing a case."""
-    from opbench.backends import DeviceUnavailable, FrameworkMissing
+def _framework(provider: str) -> str:
+    from opbench.providers import framework_of
+
+    try:
+        return framework_of(provider)
+    except ValueError:
+        return "torch"
+
+
+def classify(exc: BaseException, framework: str = "torch") -> tuple[str, str]:
+    """(status, one-line reason) for an exception raised while preparing or timing a case.
+
+    ``not_applicable`` and ``unsupported`` (no kernel for the dtype on this device) are cases
+    that cannot run here, shown as n/a; ``oom`` and ``error`` are failures.
+    """
+    from opbench.backends import DeviceUnavailable, FrameworkMissing, no_kernel
+    from opbench.mapping import MappingUnsupported
     from opbench.providers import NotApplicable
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    if isinstance(exc, NotApplicable | directions_mod.NoBackward | FrameworkMissing | DeviceUnavailable):
+    if isinstance(exc, NotApplicable | directions_mod.NoBackward | FrameworkMissing | DeviceUnavailable
+                  | MappingUnsupported):
         return "not_applicable", text or reason
-    if isinstance(exc, NotImplementedError):
+    if no_kernel(framework, exc):
         return "unsupported", text or reason
     if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower() or "ResourceExhausted" in reason:
         return "oom", reason[:500]
@@ -176,7 +191,7 @@ class Runner:
             for _ in range(2):  # the sampler's own first calls: flush buffer, events, graph upload
                 sampler()
         except Exception as e:
-            rec.status, rec.error = classify(e)
+            rec.status, rec.error = classify(e, _framework(provider_name))
             self._emit(rec)
             if rec.status == "oom":
                 _release([provider_name], cfg.device)
@@ -203,7 +218,7 @@ class Runner:
                     try:
                         us = a.sampler()
                     except Exception as e:
-                        a.record.status, a.record.error = classify(e)
+                        a.record.status, a.record.error = classify(e, _framework(a.record.provider))
                         pending.remove(a)
                         continue
                     a.state.elapsed_s += time.perf_counter() - t0

@@ -146,9 +146,9 @@ def _nondiff_params(case: Case) -> frozenset[str]:
     from opbench.mapping import MappingMissing, lookup
 
     try:
-        return frozenset(lookup(case.api).nondiff)
+        return frozenset(lookup(case.api).nondiff) | {"out"}  # an output buffer takes no gradient
     except MappingMissing:
-        return frozenset()
+        return frozenset({"out"})
 
 
 def _mapping_reason(case: Case) -> str | None:

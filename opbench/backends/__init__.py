@@ -7,6 +7,7 @@ importing this package imports neither framework until a backend is asked for.
 from __future__ import annotations
 
 import importlib.util
+import re
 from functools import cache
 
 from opbench.backends.base import (
@@ -19,6 +20,21 @@ from opbench.backends.base import (
 )
 
 FRAMEWORKS = ("paddle", "torch")
+
+# How each framework says it has no kernel for a dtype on this device: Paddle's error kind
+# NotFound for an unregistered kernel, torch's "not implemented for 'Half'".
+_NO_KERNEL = {
+    "paddle": re.compile(r"^\(NotFound\) The kernel with key .* is not registered"),
+    "torch": re.compile(r"not implemented for '[A-Za-z0-9]+'"),
+}
+
+
+def no_kernel(framework: str, exc: BaseException) -> bool:
+    """True when ``exc`` says the framework cannot run this op here (no kernel for the dtype/device)."""
+    if isinstance(exc, NotImplementedError):
+        return True
+    pattern = _NO_KERNEL.get(framework, _NO_KERNEL["torch"])
+    return bool(pattern.search(str(exc)[:300]))
 
 
 def installed(framework: str) -> bool:

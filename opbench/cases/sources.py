@@ -51,7 +51,15 @@ class CaseSet:
     errors: list[ConfigError] = field(default_factory=list)
 
     def add(self, items: list[Case | ConfigError]) -> None:
+        """Add parsed items; a case whose arguments do not bind to Paddle's signature of its API
+        (too many positional arguments, an unknown keyword) is refused here, before anything runs."""
+        from opbench.mapping import signature_problem
+
         for item in items:
+            if isinstance(item, Case):
+                problem = signature_problem(item.api, item.args, item.kwargs_dict)
+                if problem:
+                    item = ConfigError(problem, item.to_line(), item.lineno, 1, item.source)
             (self.errors if isinstance(item, ConfigError) else self.cases).append(item)
 
 

@@ -23,6 +23,7 @@ Public surface::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ __all__ = [
     "lookup",
     "mapped_apis",
     "prepare_torch_call",
+    "signature_problem",
     "to_torch_dtype",
     "torch_call",
 ]
@@ -93,14 +95,15 @@ def api_for_benchmark_op(op: str) -> str:
         raise MappingMissing(f"no PyTorch mapping for benchmark op {op!r}") from None
 
 
-def bind(mapping: ApiMapping, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def bind(mapping: ApiMapping | _Signature, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """Bind a call's arguments to Paddle's parameter names, in signature order, defaults filled.
 
     Follows Python's rules for Paddle's signature: positional arguments fill the
     non-keyword-only parameters in order (a ``*args`` parameter takes the rest as a tuple),
-    keywords go by name or by one of Paddle's aliases (``input`` for ``x``), ``name=`` and
-    ``out=None`` are accepted and dropped. Raises TypeError naming the API for an unknown
-    keyword, too many positional arguments, a parameter given twice, or a missing one.
+    keywords go by name or by one of Paddle's aliases (``input`` for ``x``); ``name=`` and
+    ``out=`` are accepted and dropped (the torch side returns its result rather than fill a
+    buffer). Raises TypeError naming the API for an unknown keyword, too many positional
+    arguments, a parameter given twice, or a missing one.
     """
     api = mapping.api
     positional = [p for p in mapping.params if not p.keyword_only]
@@ -121,7 +124,7 @@ def bind(mapping: ApiMapping, args: tuple, kwargs: Mapping[str, Any]) -> dict[st
     for key, value in kwargs.items():
         key = key if key in known else mapping.aliases.get(key, key)
         if key not in known:
-            if key in IGNORED_PARAMS and (key == "name" or value is None):
+            if key in IGNORED_PARAMS:
                 continue
             raise TypeError(f"{api}() got an unexpected keyword argument {key!r}")
         if key in bound:
@@ -129,9 +132,7 @@ def bind(mapping: ApiMapping, args: tuple, kwargs: Mapping[str, Any]) -> dict[st
         bound[key] = value
     result: dict[str, Any] = {}
     for p in mapping.params:
-        if p.name in IGNORED_PARAMS:
-            if p.name == "out" and bound.get("out") is not None:
-                raise TypeError(f"{api}() writes into `out`, which the suite does not support")
+        if p.name in IGNORED_PARAMS:  # a graph label; an output buffer (the result is the same)
             continue
         if p.name in bound:
             result[p.name] = bound[p.name]
@@ -140,6 +141,42 @@ def bind(mapping: ApiMapping, args: tuple, kwargs: Mapping[str, Any]) -> dict[st
         else:
             result[p.name] = () if p.var else p.default
     return result
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """Paddle's signature of an API the table does not map, enough for :func:`bind`."""
+
+    api: str
+    params: tuple[Param, ...]
+    aliases: Mapping[str, str]
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+
+def signature_problem(api: str, args: tuple, kwargs: Mapping[str, Any]) -> str | None:
+    """Why a call's arguments do not bind to Paddle's signature of ``api`` (None when they bind).
+
+    Uses the mapping's parameters, else Paddle's recorded signature; an API with neither, or
+    one that takes ``**kwargs``, is not checked. Lets a malformed config line be refused
+    before anything runs, with Python's own wording.
+    """
+    from opbench.mapping.signatures import load
+    from opbench.mapping.spec import signature_params
+
+    entry = _BY_API.get(api)
+    if entry is None:
+        recorded = load().get(api)
+        if recorded is None or recorded.get("builtin") or any(k == "**" for *_, k in recorded["params"]):
+            return None
+        entry = _Signature(api, *signature_params(api))
+    try:
+        bind(entry, args, kwargs)
+    except TypeError as e:
+        return str(e)
+    return None
 
 
 def torch_call(api: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
@@ -189,9 +226,9 @@ _TEMPLATES: dict[str, Any] = {}
 def _template(mapping: ApiMapping) -> Any:
     from opbench.mapping.template import parse
 
-    t = _TEMPLATES.get(mapping.api)
+    t = _TEMPLATES.get(mapping.torch)
     if t is None:
-        t = _TEMPLATES[mapping.api] = parse(mapping.torch)
+        t = _TEMPLATES[mapping.torch] = parse(mapping.torch)
     return t
 
 
