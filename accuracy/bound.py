@@ -17,9 +17,10 @@ An element may be off by ``BASE_UNITS`` units (``BACKWARD_UNITS`` more for a gra
 adds), or by ``REFERENCE_FACTOR`` times the reference's worst error in units, whichever is
 larger: the reference's error is a measurement of what this op costs in this dtype (a
 gradient chains several rounded operations), and a subject as close as the reference never
-fails. The number of terms is the larger of the float64 result on inputs of ones (the count,
-for sums and matrix products) and the ratio of the largest tensor of the case to this one
-(for a reduced gradient). Non-finite truths are judged by equality with the reference.
+fails. The number of terms is the larger of the float64 result on inputs of ones when that
+is a whole number (the count, for sums and matrix products) and the ratio of the largest
+tensor of the case to this one (for a reduced gradient). Non-finite truths are judged by
+equality with the reference.
 
 Only dtypes narrower than float64 are judged this way (:data:`JUDGED`); float64 outputs have
 no more precise truth and keep the per-dtype tolerance.
@@ -120,6 +121,16 @@ def _nanmax(a: np.ndarray) -> float:
     if a.size == 0:
         return 0.0
     return math.inf if np.isnan(a).any() else float(a.max())
+
+
+def count_terms(ones_result: np.ndarray | float) -> np.ndarray:
+    """Terms summed into each element, from the float64 result on inputs of ones: a sum or a matrix
+    product of ones counts its terms exactly, as a whole number; anything else (``exp(1)``,
+    ``1 / n``) is not a count, and counts as one term."""
+    n = np.abs(np.nan_to_num(np.asarray(ones_result, dtype=np.complex128 if np.iscomplexobj(ones_result)
+                                        else np.float64)))
+    whole = (n >= 1) & (np.abs(n - np.round(n)) <= 1e-9 * n)
+    return np.where(whole, n, 1.0)
 
 
 def terms_from_sizes(this_numel: int, largest_numel: int) -> float:

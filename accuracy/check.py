@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from accuracy import outcomes as oc
-from accuracy.bound import FLOOR, JUDGED, UNIT, judge, terms_from_sizes
+from accuracy.bound import FLOOR, JUDGED, UNIT, count_terms, judge, terms_from_sizes
 from accuracy.compare import Comparison, Figures, device_figures_batch, host_figures
 from accuracy.gpu_cache import DeviceCache
 from accuracy.plugins import get_side
@@ -357,8 +357,7 @@ class _CaseRun:
                 continue
             m = magnitude[i] if i < len(magnitude) else None
             n = ones[i] if i < len(ones) and ones[i] is not None and np.shape(ones[i]) == np.shape(t) else 1.0
-            n = np.abs(np.nan_to_num(np.asarray(n, dtype=np.complex128 if np.iscomplexobj(n) else np.float64)))
-            terms = np.maximum(n, terms_from_sizes(c.numel, largest))
+            terms = np.maximum(count_terms(n), terms_from_sizes(c.numel, largest))
             v = judge(sb.to_numpy(s), rb.to_numpy(r), t, m, terms, c.dtype, backward=kind == "grad")
             c.passed, c.mismatches = v.passed, v.mismatches
             c.first_index = list(v.first_index) if v.first_index is not None else None

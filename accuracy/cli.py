@@ -69,6 +69,24 @@ def _exit_code(records: list[dict], test_tol: bool = False, strict: bool = False
     return 0
 
 
+def _check_writable(flag: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written, before any case runs (one line, exit 2)."""
+    from opbench.cli import UsageError
+
+    if not path:
+        return
+    p = Path(path)
+    existed = p.exists()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e})") from None
+    if not existed:
+        p.unlink()
+
+
 def _config_error_record(e: Any) -> dict[str, Any]:
     line = (e.line or "").strip()
     return {"key": f"{e.source}:{e.lineno}: {line}", "config": line or f"{e.source}:{e.lineno}",
@@ -117,6 +135,9 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         tolerances = build(args.tolerances, args.atol, args.rtol)
     except ToleranceFileError as e:
         raise UsageError(str(e)) from None
+
+    for flag, path in (("--summary", args.summary), ("--test-tol", args.test_tol), ("--profile-png", args.profile_png)):
+        _check_writable(flag, path)
 
     t_parse = time.perf_counter()
     try:

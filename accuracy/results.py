@@ -57,8 +57,11 @@ class ResultsFile:
             self.records = read_records(self.path)
             self._cut_partial_tail()
         self.done = {r["key"] for r in self.records}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "ab")  # noqa: SIM115 - held for the run, closed by close()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "ab")  # noqa: SIM115 - held for the run, closed by close()
+        except OSError as e:
+            raise ResultsError(f"cannot write results to {self.path}: {e.strerror or e}") from None
 
     def _cut_partial_tail(self) -> None:
         """Drop a last line without its newline (a record cut by a kill) so appends start clean."""
