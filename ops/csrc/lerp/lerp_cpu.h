@@ -1,8 +1,9 @@
 // CPU implementation of lerp forward and backward (framework-free).
 //
 // Same algorithms as the CUDA core: the stable lerp form, fp16/bf16 computed
-// in float, gradients accumulated in float (double for double) and reduced to
-// each input's shape in one pass over dout. Pointers are raw, tensors
+// in float, each gradient term computed in float (double for double) and the
+// terms reduced to each input's shape in double in one pass over dout, so a
+// reduction over millions of elements stays within a rounding of the exact sum. Pointers are raw, tensors
 // contiguous; a null weight pointer means "scalar weight `w_scalar`".
 #pragma once
 
@@ -129,8 +130,8 @@ void lerp_backward_cpu(const T* g, const T* x, const T* y, const T* w, double w_
   using A = typename AccOf<T>::type;
   Shape os = broadcast_shapes({xs, ys, ws});
   int64_t n = numel_of(os);
-  std::vector<A> ax(dx ? numel_of(xs) : 0, A(0)), ay(dy ? numel_of(ys) : 0, A(0));
-  std::vector<A> aw(dw ? numel_of(ws) : 0, A(0));
+  std::vector<double> ax(dx ? numel_of(xs) : 0, 0.0), ay(dy ? numel_of(ys) : 0, 0.0);
+  std::vector<double> aw(dw ? numel_of(ws) : 0, 0.0);
   if (n > 0) {
     Layout lay = make_layout(os, xs, ys, ws, -1);
     Odometer od(lay);
@@ -138,14 +139,14 @@ void lerp_backward_cpu(const T* g, const T* x, const T* y, const T* w, double w_
     for (int64_t i = 0; i < n; ++i, od.next()) {
       A gv = to_acc(g[od.off[kOut]]);
       A wv = w ? to_acc(w[od.off[kW]]) : wsc;
-      if (dx) ax[od.off[kX]] += gv * (A(1) - wv);
-      if (dy) ay[od.off[kY]] += gv * wv;
-      if (dw) aw[od.off[kW]] += gv * (to_acc(y[od.off[kY]]) - to_acc(x[od.off[kX]]));
+      if (dx) ax[od.off[kX]] += static_cast<double>(gv * (A(1) - wv));
+      if (dy) ay[od.off[kY]] += static_cast<double>(gv * wv);
+      if (dw) aw[od.off[kW]] += static_cast<double>(gv * (to_acc(y[od.off[kY]]) - to_acc(x[od.off[kX]])));
     }
   }
-  for (size_t i = 0; i < ax.size(); ++i) dx[i] = from_acc<T>(ax[i]);
-  for (size_t i = 0; i < ay.size(); ++i) dy[i] = from_acc<T>(ay[i]);
-  for (size_t i = 0; i < aw.size(); ++i) dw[i] = from_acc<T>(aw[i]);
+  for (size_t i = 0; i < ax.size(); ++i) dx[i] = from_acc<T>(static_cast<A>(ax[i]));
+  for (size_t i = 0; i < ay.size(); ++i) dy[i] = from_acc<T>(static_cast<A>(ay[i]));
+  for (size_t i = 0; i < aw.size(); ++i) dw[i] = from_acc<T>(static_cast<A>(aw[i]));
 }
 
 // Training forward for same-shape x, y, w (n elements) when w needs a

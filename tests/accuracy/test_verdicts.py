@@ -1,0 +1,91 @@
+"""The float64 verdict: bounds on known-condition cases, planted defects caught, honest differences passed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import accuracy.planted  # noqa: E402,F401 - registers the planted-defect providers
+from accuracy import outcomes as oc  # noqa: E402
+from accuracy.bound import UNIT, count_terms, judge  # noqa: E402
+from accuracy.check import Checker, Settings  # noqa: E402
+from accuracy.summary import compared_line  # noqa: E402
+from opbench.cases import parse_line  # noqa: E402
+
+
+def test_subject_as_close_as_the_reference_never_fails() -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.standard_normal(1000)
+    ref = (truth + rng.standard_normal(1000) * 40 * UNIT["float32"]).astype(np.float32)  # a sloppy reference
+    sub = (truth + rng.standard_normal(1000) * 30 * UNIT["float32"]).astype(np.float32)
+    assert judge(sub, ref, truth, None, 1.0, "float32").passed
+
+
+def test_a_reduction_is_allowed_log2_of_its_terms() -> None:
+    rng = np.random.default_rng(1)
+    terms = rng.uniform(-1, 1, (64, 4096))
+    truth = terms.sum(axis=1)
+    magnitude = np.abs(terms).sum(axis=1)
+    exact = truth.astype(np.float32)
+    off = (truth + 10 * UNIT["float32"] * magnitude).astype(np.float32)  # 10 units: within 3 + log2(4096)
+    far = (truth + 40 * UNIT["float32"] * magnitude).astype(np.float32)
+    assert judge(off, exact, truth, magnitude, 4096.0, "float32").passed
+    v = judge(far, exact, truth, magnitude, 4096.0, "float32")
+    assert not v.passed and v.allowed_units == pytest.approx(15.0) and v.subject_units > 35
+
+
+def test_term_counts_come_only_from_whole_numbers() -> None:
+    assert count_terms(np.array([128.0, np.e, 0.25, np.nan])).tolist() == [128.0, 1.0, 1.0, 1.0]
+
+
+def test_nonfinite_truth_is_judged_by_equality_with_the_reference() -> None:
+    truth = np.array([np.inf, np.nan, 1.0])
+    assert judge(np.array([np.inf, np.nan, 1.0]), np.array([np.inf, np.nan, 1.0]), truth, None, 1.0,
+                 "float32").passed
+    assert not judge(np.array([1.0, np.nan, 1.0]), np.array([np.inf, np.nan, 1.0]), truth, None, 1.0,
+                     "float32").passed
+
+
+def _check(line: str, subject: str, reference: str = "torch") -> dict:
+    return Checker(Settings(subject=subject, reference=reference)).check(parse_line(line))
+
+
+@pytest.mark.parametrize(("defect", "line"), [
+    ("planted-bias", 'paddle.exp(Tensor([32, 64],"float32"), )'),
+    ("planted-bias", 'paddle.multiply(Tensor([16, 40],"bfloat16"), Tensor([16, 40],"bfloat16"), )'),
+    ("planted-drop", 'paddle.sum(Tensor([8, 128],"float32"), axis=-1, )'),
+    ("planted-drop", 'paddle.matmul(Tensor([64, 64],"float32"), Tensor([64, 64],"float32"), )'),
+    ("planted-axis", 'paddle.add(Tensor([32, 32],"float32"), Tensor([32],"float32"), )'),
+    ("planted-axis", 'paddle.lerp(Tensor([16, 16],"float16"), Tensor([16],"float16"), 0.4, )'),
+    ("planted-bf16", 'paddle.nn.functional.gelu(Tensor([8, 48],"float32"), )'),
+    ("planted-bf16", 'paddle.mean(Tensor([16, 64],"float32"), axis=0, )'),
+])
+def test_planted_defects_are_caught_with_float64_figures(defect: str, line: str) -> None:
+    rec = _check(line, defect)
+    assert rec["outcome"] == oc.ACCURACY_FAIL, rec
+    failed = [c for c in rec["comparisons"] if c["passed"] is False]
+    assert failed and all("float64" in c and "bound" in c for c in failed)
+    assert all(c["bound"]["subject_units"] > c["bound"]["allowed_units"] for c in failed)
+
+
+def test_the_divide_case_passes_and_records_its_bound() -> None:
+    pytest.importorskip("paddle")
+    rec = _check('paddle.divide(Tensor([128, 256],"float32"), Tensor([256],"float32"), )', "paddle")
+    assert rec["outcome"] == oc.PASS, rec
+    grad_y = next(c for c in rec["comparisons"] if c["name"] == "grad y")
+    if "bound" in grad_y:  # the sides differed by more than a unit: the float64 bound decided
+        assert grad_y["bound"]["terms"] == 128 and grad_y["bound"]["subject_units"] < grad_y["bound"]["allowed_units"]
+
+
+def test_float64_outputs_keep_the_tolerance_table() -> None:
+    rec = _check('paddle.exp(Tensor([8, 8],"float64"), )', "planted-bias")  # float64: 4 eps is inside 1e-7
+    assert rec["outcome"] == oc.PASS
+
+
+def test_the_last_line_says_which_cases_were_not_compared() -> None:
+    recs = [{"outcome": "pass"}, {"outcome": "unsupported"}, {"outcome": "mapping_missing"},
+            {"outcome": "accuracy_fail"}]
+    assert compared_line(recs) == "2 of 4 cases not compared: 1 unsupported, 1 mapping_missing."
+    assert compared_line(recs[:1]) == "All 1 cases compared."
