@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from opbench.cli import UsageError, add_case_arguments
 
@@ -59,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also for records that cannot run here (n/a: no kernel for the dtype, "
                         "provider does not apply)")
+    p.add_argument("--rounds", type=int, default=3, metavar="N",
+                   help="passes over the suite, each with budget/N per case (default 3); opbench compare "
+                        "sizes its verdicts by how the passes' medians differ")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
@@ -93,7 +97,7 @@ def _write(path: str | None, text: str) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from op_benchmark import render
     from op_benchmark.directions import DIRECTIONS
-    from op_benchmark.results import BenchResult, write_json
+    from op_benchmark.results import BenchResult, merge_rounds, write_json
     from op_benchmark.runner import BenchConfig, Runner
     from op_benchmark.stopping import default_rule
     from opbench import env as env_mod
@@ -112,7 +116,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if device == "cpu" and args.method != "events":
         raise UsageError(f"--method {args.method} needs a GPU; the CPU is timed with the wall clock")
     try:
-        rule = default_rule(args.budget / 1e3, min_samples=args.min_samples, noise=args.noise / 100,
+        if args.rounds < 1:
+            raise ValueError("--rounds must be at least 1")
+        rule = default_rule(args.budget / 1e3 / args.rounds, min_samples=args.min_samples, noise=args.noise / 100,
                             max_samples=args.max_samples)
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -131,21 +137,30 @@ def cmd_bench(args: argparse.Namespace) -> int:
                          rule=rule, warmup_s=args.warmup / 1e3, seed=args.seed,
                          memory_limit=args.memory_limit or _free_memory(providers, device),
                          peak_gbps=env.get("peak_bandwidth_gbps"))
-    meta = config.as_dict() | {"cases": args.cases}
+    meta = config.as_dict() | {"cases": args.cases, "rounds": args.rounds}
     last_save = [time.monotonic()]
+
+    passes: list[list[Any]] = []
 
     def checkpoint(_rec: object) -> None:
         """Rewrite the JSON every 10 s (marked interrupted) so a killed run still leaves its records."""
         if args.json and time.monotonic() - last_save[0] > CHECKPOINT_S:
-            write_json(BenchResult(env, meta, list(runner.records), interrupted=True), args.json)
+            done = merge_rounds([*passes, list(runner.records)], config.peak_gbps) if passes else runner.records
+            write_json(BenchResult(env, meta, list(done), interrupted=True), args.json)
             last_save[0] = time.monotonic()
 
-    runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint)
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # a CI timeout saves like Ctrl-C
     try:
-        records = runner.run(found.cases)
+        for k in range(args.rounds):  # each pass takes budget/rounds per case; passes run minutes apart
+            runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint,
+                            label=f"round {k + 1}/{args.rounds}" if args.rounds > 1 else "")
+            passes.append(runner.run(found.cases))
+            if runner.interrupted:
+                break
     finally:
         signal.signal(signal.SIGTERM, old_term)
+    records = merge_rounds(passes, config.peak_gbps) if not runner.interrupted else (
+        merge_rounds(passes[:-1], config.peak_gbps) if len(passes) > 1 else passes[0])
     result = BenchResult(env, meta, records, runner.interrupted)
     if args.json:
         write_json(result, args.json)

@@ -1,14 +1,20 @@
 """``opbench compare``: two result files, per case, provider and direction, a ratio with a CI.
 
 The ratio is ``median(new) / median(base)`` with a 95% bootstrap interval over both runs'
-raw samples, so each run's noise widens it. Verdicts (``threshold``: the smallest change
-worth a name, 2% by default):
+raw samples. That interval measures the noise *inside* a run; two runs of the same build
+also differ *between* runs (clocks, memory placement, what else the GPU did), by more.
+Each run is made of several passes over the suite (``opbench bench --rounds``), minutes
+apart, so the spread of a record's pass medians measures that drift. The smallest shift a
+row can call is ``DRIFT_SIGMAS`` times the combined drift of both runs (each run's drift
+taken as at least its median over all rows, since three passes make a noisy estimate), and
+never under ``threshold`` (1% by default); the table shows it. Verdicts:
 
-- FASTER / SLOWER: the whole interval is below / above 1 and the ratio is beyond the threshold;
-- SAME: the whole interval lies within 1 +- threshold;
+- FASTER / SLOWER: the whole interval is below / above 1 and the ratio is beyond that shift;
+- SAME: the whole interval lies within that shift;
 - AMBIGUOUS: anything else (the interval is too wide to tell): never a gate failure.
 
-The gate fails only on SLOWER by more than ``fail_pct``: a regression both significant and big.
+Files without pass medians (one round) estimate drift from three chronological blocks of
+their samples. The gate fails only on SLOWER by more than ``fail_pct``.
 """
 
 from __future__ import annotations
@@ -16,14 +22,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from tabulate import tabulate
 
 from op_benchmark.results import Record
 from op_benchmark.stats import bootstrap_ratio_ci
 
 FASTER, SLOWER, SAME, AMBIGUOUS = "FASTER", "SLOWER", "SAME", "AMBIGUOUS"
-DEFAULT_THRESHOLD_PCT = 2.0
+DEFAULT_THRESHOLD_PCT = 1.0
 DEFAULT_FAIL_PCT = 5.0
+#: How many standard deviations of run-to-run drift a shift must exceed to be called.
+DRIFT_SIGMAS = 3.0
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,7 @@ class Comparison:
     ci_high: float | None = None
     verdict: str = AMBIGUOUS
     note: str = ""
+    detectable_pct: float | None = None  # the smallest shift this row can call
 
     def regressed(self, fail_pct: float) -> bool:
         """SLOWER by more than ``fail_pct`` percent, or newly failing."""
@@ -47,7 +57,7 @@ class Comparison:
 
 
 def decide(ratio: float, lo: float, hi: float, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> str:
-    """The verdict for a ratio and its confidence interval (see the module docstring)."""
+    """The verdict for a ratio, its confidence interval and the smallest callable shift (percent)."""
     t = threshold_pct / 100
     if hi < 1 and ratio < 1 - t:
         return FASTER
@@ -60,12 +70,35 @@ def decide(ratio: float, lo: float, hi: float, threshold_pct: float = DEFAULT_TH
     return AMBIGUOUS
 
 
+def drift(record: Record) -> float:
+    """Relative standard deviation of a record's pass medians (or of three chronological blocks of its
+    samples when it has one pass): how much a rerun of the same build may move this row."""
+    medians = record.round_medians or _block_medians(record.samples_us, 3)
+    if len(medians) < 2:
+        return 0.0
+    m = np.asarray(medians, dtype=np.float64)
+    return float(np.std(m, ddof=1) / np.median(m))
+
+
+def _block_medians(samples: list[float], blocks: int) -> list[float]:
+    if len(samples) < 3 * blocks:
+        return []
+    return [float(np.median(b)) for b in np.array_split(np.asarray(samples), blocks)]
+
+
+def _run_drift(records: Sequence[Record]) -> float:
+    """A run's typical drift: the median over its measured rows."""
+    values = [drift(r) for r in records if r.ok]
+    return float(np.median(values)) if values else 0.0
+
+
 def compare_records(base: Sequence[Record], new: Sequence[Record], *,
                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, level: float = 0.95,
                     seed: int = 0) -> list[Comparison]:
     """Pair records by (case, provider, direction) and compare each pair."""
     base_by = {r.key: r for r in base}
     new_by = {r.key: r for r in new}
+    base_floor, new_floor = _run_drift(base), _run_drift(new)
     keys = list(base_by) + [k for k in new_by if k not in base_by]
     out = []
     for key in keys:
@@ -85,8 +118,10 @@ def compare_records(base: Sequence[Record], new: Sequence[Record], *,
                                       note=f"base {b.status}, new {n.status}"))
             continue
         ratio, lo, hi = bootstrap_ratio_ci(b.samples_us, n.samples_us, level=level, seed=seed)
+        combined = float(np.hypot(max(drift(b), base_floor), max(drift(n), new_floor)))
+        detectable = max(threshold_pct, 100 * DRIFT_SIGMAS * combined)
         out.append(Comparison(case, provider, direction, b.median_us, n.median_us, ratio, lo, hi,
-                              decide(ratio, lo, hi, threshold_pct)))
+                              decide(ratio, lo, hi, detectable), detectable_pct=detectable))
     return out
 
 
@@ -99,9 +134,11 @@ def markdown(comparisons: Sequence[Comparison], *, fail_pct: float | None = None
         rows.append([f"`{c.case}`", c.provider, c.direction,
                      f"{c.base_us:.1f}" if c.base_us is not None else "",
                      f"{c.new_us:.1f}" if c.new_us is not None else "",
-                     f"{c.ratio:.3f}" if c.ratio is not None else "", ci, c.verdict + flag, c.note])
+                     f"{c.ratio:.3f}" if c.ratio is not None else "", ci,
+                     f"±{c.detectable_pct:.1f}%" if c.detectable_pct is not None else "", c.verdict + flag, c.note])
     table = tabulate(rows, headers=["case", "provider", "direction", "base us", "new us", "new/base",
-                                    "95% CI", "verdict", "note"], tablefmt="github", disable_numparse=True)
+                                    "95% CI", "detectable", "verdict", "note"], tablefmt="github",
+                     disable_numparse=True)
     counts: dict[str, int] = {}
     for c in comparisons:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1

@@ -52,6 +52,7 @@ class Record:
     gbps: float | None = None
     pct_peak_bw: float | None = None
     tflops: float | None = None
+    round_medians: list[float] | None = None  # one median per pass over the suite (``--rounds``)
 
     @property
     def ok(self) -> bool:
@@ -95,6 +96,36 @@ class Record:
         if rec.status == "ok" and not rec.samples_us:
             raise ValueError(f"record {rec.key} has status ok but no samples_us")
         return rec
+
+
+def merge_rounds(passes: list[list[Record]], peak_gbps: float | None = None) -> list[Record]:
+    """One record per case x provider x direction from several passes over the same suite.
+
+    Samples are pooled, and each pass's median is kept in ``round_medians``: the passes run
+    minutes apart, so how their medians differ measures what a second run of the same build
+    would differ by (``opbench compare`` sizes its verdicts with it). A record that failed
+    in any pass keeps that failure.
+    """
+    if len(passes) == 1:
+        return passes[0]
+    by_key: dict[tuple[str, str, str], list[Record]] = {}
+    for records in passes:
+        for r in records:
+            by_key.setdefault(r.key, []).append(r)
+    merged = []
+    for group in by_key.values():
+        failed = [r for r in group if not r.ok]
+        if failed:
+            merged.append(failed[0])
+            continue
+        rec = Record(**{f.name: getattr(group[0], f.name) for f in fields(Record)})
+        rec.set_measurement(Measurement.of([s for r in group for s in r.samples_us]), peak_gbps)
+        rec.round_medians = [r.median_us for r in group]
+        rec.sm_clock_mhz = [c for r in group for c in (r.sm_clock_mhz or [])] or None
+        rec.throttled_samples = sum(r.throttled_samples for r in group)
+        rec.stop_reason = group[-1].stop_reason
+        merged.append(rec)
+    return merged
 
 
 @dataclass

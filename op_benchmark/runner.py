@@ -10,6 +10,7 @@ Ctrl-C ends the run and keeps every record finished so far.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -99,8 +100,9 @@ class Runner:
     """Runs cases; ``on_record`` sees each finished record (progress, incremental saves)."""
 
     def __init__(self, config: BenchConfig, *, progress: bool | None = None,
-                 on_record: Callable[[Record], None] | None = None) -> None:
+                 on_record: Callable[[Record], None] | None = None, label: str = "") -> None:
         self.config = config
+        self.label = label
         self.progress = progress
         self.on_record = on_record
         self.method = effective_method(config.method, config.device)
@@ -122,9 +124,12 @@ class Runner:
         from tqdm import tqdm
 
         total = len(cases) * len(self.config.directions)
-        # progress None: a bar only on a terminal (tqdm's disable=None); False: never; True: always.
-        disable = True if self.progress is False or not total else (None if self.progress is None else False)
-        bar = tqdm(total=total, unit="case", disable=disable, dynamic_ncols=True)
+        # progress None: a bar on a terminal, else one line per case on stderr (with an ETA), so a
+        # long run in CI or behind a pipe shows it is alive; False: nothing; True: always a bar.
+        lines = self.progress is None and not sys.stderr.isatty() and total > 0
+        disable = True if self.progress is False or lines or not total else (None if self.progress is None else False)
+        bar = tqdm(total=total, unit="case", disable=disable, dynamic_ncols=True, desc=self.label or None)
+        t0, done = time.perf_counter(), 0
         try:
             for case in cases:
                 values: list[Any] | None = None
@@ -132,6 +137,12 @@ class Runner:
                     bar.set_postfix_str(f"{direction} {case.to_line()[:60]}")
                     values = self._run_one(case, direction, values)
                     bar.update(1)
+                    done += 1
+                    if lines:
+                        elapsed = time.perf_counter() - t0
+                        eta = elapsed / done * (total - done)
+                        print(f"{self.label + ': ' if self.label else ''}{done}/{total} {direction} "
+                              f"{case.to_line()[:70]}  ({elapsed:.0f} s, ETA {eta:.0f} s)", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             self.interrupted = True
         finally:
