@@ -8,6 +8,8 @@
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
+# verdicts:     accuracy verdicts: false failures and planted defects on the GPU (docs/accuracy/verdicts.py)
+# compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
 # paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
@@ -46,6 +48,20 @@ step_validate() {
   python docs/accuracy/overhead.py --out "$out/accuracy" || rc=1
   python docs/tools/validate.py --out "$out/tools" || rc=1
   return $rc
+}
+
+step_verdicts() {
+  python docs/accuracy/verdicts.py --device gpu --out "$out/verdicts_gpu.md"
+}
+
+step_compare-aa() {
+  local runs=()
+  for i in 1 2 3 4 5 6; do
+    python -m opbench bench lerp --providers torch,torch-ops --directions fwd,bwd --method events \
+      --json "/tmp/aa_run$i.json" --no-progress >/dev/null || return 1
+    runs+=("/tmp/aa_run$i.json")
+  done
+  python docs/op_benchmark/compare_validation.py "${runs[@]}" --out "$out/compare_validation.md"
 }
 
 step_tools() {
