@@ -27,7 +27,10 @@ def cache_dir() -> Path:
 
 
 def git_commit() -> str | None:
-    """The suite's git commit, when it runs from a checkout."""
+    """The suite's git commit, when it runs from a checkout; ``OPBENCH_GIT_COMMIT`` names it where the
+    tree was copied without its history (a remote GPU host)."""
+    if os.environ.get("OPBENCH_GIT_COMMIT"):
+        return os.environ["OPBENCH_GIT_COMMIT"]
     root = Path(__file__).resolve().parent.parent
     try:
         out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,

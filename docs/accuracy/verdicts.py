@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import random
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -156,8 +155,9 @@ def main() -> int:
     import torch
 
     gpu = torch.cuda.get_device_name() if device == "gpu" else "none (CPU)"
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
+    from opbench.env import git_commit
+
+    commit = git_commit() or "unknown"
     lines = [f"# Accuracy verdicts: false failures and planted defects ({device})", "",
              f"Produced by `docs/accuracy/verdicts.py --device {device}` on {datetime.date.today().isoformat()}, "
              f"commit `{commit}`, GPU: {gpu}, torch {torch.__version__}; {time.time() - t0:.0f} s.", "",

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from opbench.cases import parse_lines  # noqa: E402
 from opbench.coverage import Coverage, summary  # noqa: E402
+from opbench.env import git_commit  # noqa: E402
 from opbench.mapping import is_mapped, mapped_apis  # noqa: E402
 
 OUT = Path(__file__).with_name("coverage.md")
@@ -125,7 +126,7 @@ def main() -> int:
     head = [
         "# Mapping coverage of PaddleAPITest's config files", "",
         f"Produced by `docs/mapping/coverage.py` on {datetime.date.today().isoformat()}, opbench commit "
-        f"`{_git(['rev-parse', '--short', 'HEAD'], REPO)}`, PaddleAPITest "
+        f"`{git_commit() or 'unknown'}`, PaddleAPITest "
         f"`{source}`, paddle {paddle.__version__} (CPU), "
         f"torch {torch.__version__}. {len(mapped_apis())} Paddle APIs are mapped.", "",
         f"## All unique lines of `tester/api_config/**/*.txt` ({nfiles} files)", "",
