@@ -61,6 +61,7 @@ step_compare-aa() {
       --json "/tmp/aa_run$i.json" --no-progress >/dev/null || return 1
     runs+=("/tmp/aa_run$i.json")
   done
+  tar czf "$out/aa_runs.tgz" -C /tmp "${runs[@]#/tmp/}"
   python docs/op_benchmark/compare_validation.py "${runs[@]}" --out "$out/compare_validation.md"
 }
 

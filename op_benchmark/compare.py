@@ -3,10 +3,16 @@
 The ratio is ``median(new) / median(base)`` with a 95% bootstrap interval over both runs'
 raw samples. That interval measures the noise *inside* a run; two runs of the same build
 also differ *between* runs (clocks, memory placement, what else the GPU did), by more.
-Each run is made of several passes over the suite (``opbench bench --rounds``), minutes
-apart, so the spread of a record's pass medians measures that drift. The smallest shift a
-row can call is ``DRIFT_SIGMAS`` times the combined drift of both runs (each run's drift
-taken as at least its median over all rows, since three passes make a noisy estimate), and
+Two estimates of it come from the runs themselves:
+
+- within each run: a run is several passes over the suite (``opbench bench --rounds``),
+  minutes apart, and the spread of a record's pass medians is how far that row wanders
+  (taken as at least the run's median over rows, since three passes make a noisy estimate);
+- between the two runs: the spread over all rows of ``log(new / base)`` around its median
+  (a robust standard deviation). Rows a change did not touch differ only by what two runs
+  differ by; a change that slows every row alike moves the median, not the spread.
+
+The smallest shift a row can call is ``DRIFT_SIGMAS`` times the larger of the two, and
 never under ``threshold`` (1% by default); the table shows it. Verdicts:
 
 - FASTER / SLOWER: the whole interval is below / above 1 and the ratio is beyond that shift;
@@ -86,6 +92,17 @@ def _block_medians(samples: list[float], blocks: int) -> list[float]:
     return [float(np.median(b)) for b in np.array_split(np.asarray(samples), blocks)]
 
 
+def _between_runs(base_by: dict, new_by: dict) -> float:
+    """Robust standard deviation over rows of ``log(new / base)`` (1.4826 x its median absolute
+    deviation): what two runs differ by, row to row, measured on this pair of runs."""
+    logs = [np.log(new_by[k].median_us / b.median_us) for k, b in base_by.items()
+            if b.ok and k in new_by and new_by[k].ok and b.median_us > 0 and new_by[k].median_us > 0]
+    if len(logs) < 5:  # too few rows to tell the spread from a change
+        return 0.0
+    a = np.asarray(logs)
+    return float(1.4826 * np.median(np.abs(a - np.median(a))))
+
+
 def _run_drift(records: Sequence[Record]) -> float:
     """A run's typical drift: the median over its measured rows."""
     values = [drift(r) for r in records if r.ok]
@@ -99,6 +116,7 @@ def compare_records(base: Sequence[Record], new: Sequence[Record], *,
     base_by = {r.key: r for r in base}
     new_by = {r.key: r for r in new}
     base_floor, new_floor = _run_drift(base), _run_drift(new)
+    between = _between_runs(base_by, new_by)
     keys = list(base_by) + [k for k in new_by if k not in base_by]
     out = []
     for key in keys:
@@ -118,8 +136,8 @@ def compare_records(base: Sequence[Record], new: Sequence[Record], *,
                                       note=f"base {b.status}, new {n.status}"))
             continue
         ratio, lo, hi = bootstrap_ratio_ci(b.samples_us, n.samples_us, level=level, seed=seed)
-        combined = float(np.hypot(max(drift(b), base_floor), max(drift(n), new_floor)))
-        detectable = max(threshold_pct, 100 * DRIFT_SIGMAS * combined)
+        within = float(np.hypot(max(drift(b), base_floor), max(drift(n), new_floor)))
+        detectable = max(threshold_pct, 100 * DRIFT_SIGMAS * max(within, between))
         out.append(Comparison(case, provider, direction, b.median_us, n.median_us, ratio, lo, hi,
                               decide(ratio, lo, hi, detectable), detectable_pct=detectable))
     return out
