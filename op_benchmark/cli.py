@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import time
@@ -152,6 +153,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # a CI timeout saves like Ctrl-C
     try:
         for k in range(args.rounds):  # each pass takes budget/rounds per case; passes run minutes apart
+            if args.rounds > 1:  # each pass places the case's tensors at another offset in device memory
+                config = dataclasses.replace(config, placement_seed=args.seed * 1000 + k)
             runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint,
                             label=f"round {k + 1}/{args.rounds}" if args.rounds > 1 else "")
             passes.append(runner.run(found.cases))
