@@ -1,3 +1,673 @@
-"""Converters for ``paddle.nn.functional`` convolution, pooling, resampling and padding."""
+"""Converters for ``paddle.nn.functional`` convolution, pooling, resampling and padding.
+
+Paddle differs from torch in the same few ways across this family: a ``data_format`` that may be
+channel-last (moved to channel-first here and back), paddings given as "SAME"/"VALID" strings,
+per-side lists or per-dim pairs (applied here with an explicit ``F.pad`` when torch's symmetric
+padding cannot express them), and pooling masks that are int32 flat indices into the unpadded input.
+"""
 
 from __future__ import annotations
+
+import math
+from typing import Any
+
+from opbench.mapping.converters import scalar, to_int, to_ints, torch_module
+from opbench.mapping.spec import MappingUnsupported
+
+# --- shared helpers -----------------------------------------------------------------------------------------
+
+
+def _F() -> Any:
+    return torch_module().nn.functional
+
+
+def _channel_last(data_format: str | None) -> bool:
+    """True for NLC/NWC/NHWC/NDHWC; channel-first layouts and None are False."""
+    return bool(data_format) and len(data_format) > 2 and data_format.upper()[-1] == "C"
+
+
+def _cf(x: Any, data_format: str | None) -> Any:
+    return x.movedim(-1, 1) if _channel_last(data_format) else x
+
+
+def _back(x: Any, data_format: str | None) -> Any:
+    return x.movedim(1, -1) if _channel_last(data_format) else x
+
+
+def _tuple_n(v: Any, n: int) -> list[int]:
+    """An int or a list of ints (or tensors) as ``n`` ints."""
+    vals = to_ints(v)
+    if len(vals) == 1:
+        return vals * n
+    if len(vals) != n:
+        raise MappingUnsupported(f"expected {n} values, got {vals}")
+    return vals
+
+
+def _pads(padding: Any, n: int, data_format: str | None, kernel: list[int], stride: list[int],
+          spatial: list[int], dilation: list[int] | None = None) -> tuple[list[tuple[int, int]], list[int] | None]:
+    """Paddle's padding forms as (before, after) per spatial dim, plus the dilation SAME resets to 1.
+
+    Forms: int; "SAME"/"VALID" (any case); n ints (symmetric); 2n ints (before/after per dim, first dim
+    first); n+2 pairs including the batch and channel dims (which must be [0, 0]).
+    """
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo == "VALID":
+            return [(0, 0)] * n, dilation
+        if algo != "SAME":
+            raise MappingUnsupported(f"padding={padding!r}")
+        out = []
+        for i in range(n):
+            o = (spatial[i] + stride[i] - 1) // stride[i]
+            total = max((o - 1) * stride[i] + kernel[i] - spatial[i], 0)
+            out.append((total // 2, total - total // 2))
+        return out, None if dilation is None else [1] * n
+    if hasattr(padding, "tolist"):
+        padding = padding.tolist()
+    if isinstance(padding, (int, float)):
+        return [(int(padding), int(padding))] * n, dilation
+    padding = list(padding)
+    if padding and isinstance(padding[0], (list, tuple)):
+        pairs = [tuple(to_ints(p)) for p in padding]
+        if len(pairs) != n + 2:
+            raise MappingUnsupported(f"padding={padding}")
+        body = pairs[1:-1] if _channel_last(data_format) else pairs[2:]
+        return [(int(a), int(b)) for a, b in body], dilation
+    vals = to_ints(padding)
+    if len(vals) == 1:
+        return [(vals[0], vals[0])] * n, dilation
+    if len(vals) == n:
+        return [(v, v) for v in vals], dilation
+    if len(vals) == 2 * n:
+        return [(vals[2 * i], vals[2 * i + 1]) for i in range(n)], dilation
+    raise MappingUnsupported(f"padding={padding}")
+
+
+def _torch_pad(pairs: list[tuple[int, int]]) -> list[int]:
+    """(before, after) pairs, first spatial dim first, as torch's F.pad list (last dim first)."""
+    out: list[int] = []
+    for a, b in reversed(pairs):
+        out += [a, b]
+    return out
+
+
+def _symmetric(pairs: list[tuple[int, int]]) -> bool:
+    return all(a == b for a, b in pairs)
+
+
+# --- convolution --------------------------------------------------------------------------------------------
+
+
+def _conv(a: dict[str, Any], n: int) -> Any:
+    F = _F()
+    fmt = a["data_format"]
+    x = _cf(a["x"], fmt)
+    w = a["weight"]
+    stride = _tuple_n(a["stride"], n)
+    dilation = _tuple_n(a["dilation"], n)
+    kernel = list(w.shape[2:])
+    pairs, dilation = _pads(a["padding"], n, fmt, kernel, stride, list(x.shape[2:]), dilation)
+    if _symmetric(pairs):
+        padding = [p for p, _ in pairs]
+    else:
+        x = F.pad(x, _torch_pad(pairs))
+        padding = [0] * n
+    fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+    out = fn(x, w, None, stride=stride, padding=padding, dilation=dilation, groups=int(a["groups"]))
+    return _back(_add_bias(out, a["bias"]), fmt)
+
+
+def _add_bias(out: Any, bias: Any) -> Any:
+    """Paddle broadcasts the bias over the channels (a one-element bias is allowed; torch's conv refuses it)."""
+    return out if bias is None else out + bias.reshape([1, -1] + [1] * (out.ndim - 2))
+
+
+def conv1d(a: dict[str, Any]) -> Any:
+    """Paddle's conv1d: NLC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
+    return _conv(a, 1)
+
+
+def conv2d(a: dict[str, Any]) -> Any:
+    """Paddle's conv2d: NHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
+    return _conv(a, 2)
+
+
+def conv3d(a: dict[str, Any]) -> Any:
+    """Paddle's conv3d: NDHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
+    return _conv(a, 3)
+
+
+def _conv_transpose(a: dict[str, Any], n: int) -> Any:
+    F = _F()
+    fmt = a["data_format"]
+    x = _cf(a["x"], fmt)
+    w = a["weight"]
+    stride = _tuple_n(a["stride"], n)
+    dilation = _tuple_n(a["dilation"], n)
+    kernel = list(w.shape[2:])
+    pairs, dilation = _pads(a["padding"], n, fmt, kernel, stride, list(x.shape[2:]), dilation)
+    out_pad = _tuple_n(a["output_padding"], n)
+    spatial = list(x.shape[2:])
+    # Transposed convolution with padding p is the unpadded result with p cropped from each side.
+    base = [(spatial[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - pairs[i][0] - pairs[i][1]
+            for i in range(n)]
+    if a["output_size"] is not None:
+        size = a["output_size"]
+        size = _tuple_n(size.tolist() if hasattr(size, "tolist") else size, n)
+        out_pad = [size[i] - base[i] for i in range(n)]
+    fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
+    if _symmetric(pairs) and all(0 <= p < max(s, d) for p, s, d in zip(out_pad, stride, dilation, strict=True)):
+        out = fn(x, w, None, stride=stride, padding=[p for p, _ in pairs], output_padding=out_pad,
+                 groups=int(a["groups"]), dilation=dilation)
+        return _back(_add_bias(out, a["bias"]), fmt)
+    full = fn(x, w, None, stride=stride, padding=0, groups=int(a["groups"]), dilation=dilation)
+    full_len = list(full.shape[2:])
+    # Grow (zeros) or crop the end for output_padding, then crop the paddings.
+    grow = [max(0, pairs[i][0] + base[i] + out_pad[i] - full_len[i]) for i in range(n)]
+    if any(grow):
+        full = F.pad(full, _torch_pad([(0, g) for g in grow]))
+    index = [slice(None), slice(None)] + [slice(pairs[i][0], pairs[i][0] + base[i] + out_pad[i]) for i in range(n)]
+    return _back(_add_bias(full[tuple(index)], a["bias"]), fmt)
+
+
+def conv1d_transpose(a: dict[str, Any]) -> Any:
+    """Paddle's conv1d_transpose: NLC layout, SAME/VALID/per-side paddings and ``output_size``."""
+    return _conv_transpose(a, 1)
+
+
+def conv2d_transpose(a: dict[str, Any]) -> Any:
+    """Paddle's conv2d_transpose: NHWC layout, SAME/VALID/per-side paddings and ``output_size``."""
+    return _conv_transpose(a, 2)
+
+
+def conv3d_transpose(a: dict[str, Any]) -> Any:
+    """Paddle's conv3d_transpose: NDHWC layout, SAME/VALID/per-side paddings and ``output_size``."""
+    return _conv_transpose(a, 3)
+
+
+# --- pooling ------------------------------------------------------------------------------------------------
+
+
+def _pool_geometry(a: dict[str, Any], x: Any, n: int) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    kernel = _tuple_n(a["kernel_size"], n)
+    stride = kernel if a["stride"] is None else _tuple_n(a["stride"], n)
+    pairs, _ = _pads(a["padding"], n, a.get("data_format"), kernel, stride, list(x.shape[2:]))
+    return kernel, stride, pairs
+
+
+def _paddle_out_len(size: int, k: int, s: int, pb: int, pa: int, ceil: bool) -> int:
+    total = size + pb + pa - k
+    return (total + s - 1) // s + 1 if ceil else total // s + 1
+
+
+def _fit(x: Any, kernel: list[int], stride: list[int], pairs: list[tuple[int, int]], ceil: bool,
+         value: float) -> tuple[Any, list[int]]:
+    """x padded explicitly (with ``value``) so that floor-mode pooling gives Paddle's output length."""
+    F = _F()
+    n = len(kernel)
+    spatial = list(x.shape[2:])
+    outs = [_paddle_out_len(spatial[i], kernel[i], stride[i], *pairs[i], ceil) for i in range(n)]
+    full = [(outs[i] - 1) * stride[i] + kernel[i] for i in range(n)]
+    ext = [(pairs[i][0], full[i] - spatial[i] - pairs[i][0]) for i in range(n)]
+    if any(b < 0 for _, b in ext):  # trailing elements no window reaches: crop them
+        idx = [slice(None), slice(None)] + [slice(0, spatial[i] + min(0, ext[i][1])) for i in range(n)]
+        x = x[tuple(idx)]
+        ext = [(b, max(0, e)) for b, e in ext]
+    if any(b or e for b, e in ext):
+        x = F.pad(x, _torch_pad(ext), value=value)
+    return x, outs
+
+
+def _max_pool(a: dict[str, Any], n: int) -> Any:
+    torch = torch_module()
+    F = _F()
+    fmt = a.get("data_format")
+    x = _cf(a["x"], fmt)
+    kernel, stride, pairs = _pool_geometry(a, x, n)
+    spatial = list(x.shape[2:])
+    fill = -math.inf if x.is_floating_point() else torch.iinfo(x.dtype).min
+    xp, _ = _fit(x, kernel, stride, pairs, bool(a["ceil_mode"]), fill)
+    fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[n - 1]
+    out, idx = fn(xp, kernel, stride, 0, return_indices=True)
+    if not a["return_mask"]:
+        return _back(out, fmt)
+    # torch's indices are flat into the padded input; Paddle's into the unpadded one.
+    padded = list(xp.shape[2:])
+    coords, rem = [], idx
+    for size in reversed(padded):
+        coords.append(rem % size)
+        rem = rem // size
+    coords.reverse()
+    flat = torch.zeros_like(idx)
+    for i in range(n):
+        flat = flat * spatial[i] + (coords[i] - pairs[i][0])
+    return _back(out, fmt), _back(flat.to(torch.int32), fmt)
+
+
+def max_pool1d(a: dict[str, Any]) -> Any:
+    """Paddle's max_pool1d: SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
+    return _max_pool(a, 1)
+
+
+def max_pool2d(a: dict[str, Any]) -> Any:
+    """Paddle's max_pool2d: NHWC, SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
+    return _max_pool(a, 2)
+
+
+def max_pool3d(a: dict[str, Any]) -> Any:
+    """Paddle's max_pool3d: NDHWC, SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
+    return _max_pool(a, 3)
+
+
+def _avg_pool(a: dict[str, Any], n: int) -> Any:
+    torch = torch_module()
+    fmt = a.get("data_format")
+    x = _cf(a["x"], fmt)
+    kernel, stride, pairs = _pool_geometry(a, x, n)
+    ceil = bool(a["ceil_mode"])
+    xp, _ = _fit(x, kernel, stride, pairs, ceil, 0.0)
+    ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype, device=x.device)
+    onesp, _ = _fit(ones, kernel, stride, pairs, ceil, 0.0)
+    sums = _strided_sum(xp, kernel, stride)
+    if a["exclusive"]:  # in-input elements only
+        count = _strided_sum(onesp, kernel, stride)
+    else:  # input and padding, not the part of a ceil_mode window past the padding
+        padded = _F().pad(ones, _torch_pad(pairs), value=1.0)
+        count = _strided_sum(_fit(padded, kernel, stride, [(0, 0)] * n, ceil, 0.0)[0], kernel, stride)
+    out = sums / count
+    divisor = a.get("divisor_override")
+    if divisor:  # Paddle rescales its (exclusive) mean by the window size over the override
+        out = out * (math.prod(kernel) / float(divisor))
+    return _back(out, fmt)
+
+
+def _strided_sum(x: Any, kernel: list[int], stride: list[int]) -> Any:
+    """Window sums with torch's avg pool (divisor 1), floor mode, no padding."""
+    F = _F()
+    n = len(kernel)
+    if n == 1:
+        y = F.avg_pool2d(x.unsqueeze(-1), [kernel[0], 1], [stride[0], 1], 0, divisor_override=1)
+        return y.squeeze(-1)
+    fn = F.avg_pool2d if n == 2 else F.avg_pool3d
+    return fn(x, kernel, stride, 0, divisor_override=1)
+
+
+def avg_pool1d(a: dict[str, Any]) -> Any:
+    """Paddle's avg_pool1d: ``exclusive`` divides by the in-input count, SAME/VALID/per-side paddings."""
+    return _avg_pool(a, 1)
+
+
+def avg_pool2d(a: dict[str, Any]) -> Any:
+    """Paddle's avg_pool2d: ``exclusive`` (in-input count) or the full window, NHWC, SAME/VALID/per-side pads."""
+    return _avg_pool(a, 2)
+
+
+def avg_pool3d(a: dict[str, Any]) -> Any:
+    """Paddle's avg_pool3d: ``exclusive`` (in-input count) or the full window, NDHWC, SAME/VALID/per-side pads."""
+    return _avg_pool(a, 3)
+
+
+def _lp_pool(a: dict[str, Any], n: int) -> Any:
+    """(sum over the window of x^p)^(1/p), Paddle's padding and ceil_mode applied like its pools."""
+    fmt = a.get("data_format")
+    x = _cf(a["x"], fmt)
+    p = float(scalar(a["norm_type"]))
+    kernel, stride, pairs = _pool_geometry(a, x, n)
+    if p == -math.inf:
+        raise MappingUnsupported("norm_type=-inf")
+    if math.isinf(p):
+        xp, _ = _fit(x, kernel, stride, pairs, bool(a["ceil_mode"]), -math.inf)
+        fn = (_F().max_pool1d, _F().max_pool2d, _F().max_pool3d)[n - 1]
+        return _back(fn(xp, kernel, stride), fmt)
+    xp, _ = _fit(x, kernel, stride, pairs, bool(a["ceil_mode"]), 0.0)
+    sums = _strided_sum(xp.pow(p), kernel, stride)
+    return _back(sums.pow(1.0 / p), fmt)
+
+
+def lp_pool1d(a: dict[str, Any]) -> Any:
+    """Paddle's lp_pool1d: torch's formula, with Paddle's padding/ceil_mode/NLC options."""
+    return _lp_pool(a, 1)
+
+
+def lp_pool2d(a: dict[str, Any]) -> Any:
+    """Paddle's lp_pool2d: torch's formula, with Paddle's padding/ceil_mode/NHWC options."""
+    return _lp_pool(a, 2)
+
+
+def _adaptive_size(output_size: Any, x: Any, n: int) -> list[int]:
+    """Paddle's output_size (int, list with None entries keeping the input size, tensor) as ints."""
+    if hasattr(output_size, "tolist"):
+        output_size = output_size.tolist()
+    if isinstance(output_size, (int, float)):
+        return [int(output_size)] * n
+    sizes = list(output_size)
+    if len(sizes) == 1:
+        sizes = sizes * n
+    return [int(x.shape[2 + i]) if s is None else to_int(s) for i, s in enumerate(sizes)]
+
+
+def _adaptive_avg(a: dict[str, Any], n: int) -> Any:
+    F = _F()
+    fmt = a.get("data_format")
+    x = _cf(a["x"], fmt)
+    size = _adaptive_size(a["output_size"], x, n)
+    fn = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[n - 1]
+    return _back(fn(x, size), fmt)
+
+
+def adaptive_avg_pool1d(a: dict[str, Any]) -> Any:
+    """torch's adaptive_avg_pool1d with Paddle's output_size forms."""
+    return _adaptive_avg(a, 1)
+
+
+def adaptive_avg_pool2d(a: dict[str, Any]) -> Any:
+    """torch's adaptive_avg_pool2d with Paddle's output_size forms (None keeps a size) and NHWC."""
+    return _adaptive_avg(a, 2)
+
+
+def adaptive_avg_pool3d(a: dict[str, Any]) -> Any:
+    """torch's adaptive_avg_pool3d with Paddle's output_size forms (None keeps a size) and NDHWC."""
+    return _adaptive_avg(a, 3)
+
+
+def _adaptive_max(a: dict[str, Any], n: int) -> Any:
+    torch = torch_module()
+    F = _F()
+    x = a["x"]
+    size = _adaptive_size(a["output_size"], x, n)
+    fn = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[n - 1]
+    out, idx = fn(x, size, return_indices=True)
+    return (out, idx.to(torch.int32)) if a["return_mask"] else out
+
+
+def adaptive_max_pool1d(a: dict[str, Any]) -> Any:
+    """torch's adaptive_max_pool1d; Paddle's mask is int32."""
+    return _adaptive_max(a, 1)
+
+
+def adaptive_max_pool2d(a: dict[str, Any]) -> Any:
+    """torch's adaptive_max_pool2d; Paddle's mask is int32."""
+    return _adaptive_max(a, 2)
+
+
+def adaptive_max_pool3d(a: dict[str, Any]) -> Any:
+    """torch's adaptive_max_pool3d; Paddle's mask is int32."""
+    return _adaptive_max(a, 3)
+
+
+def _max_unpool(a: dict[str, Any], n: int) -> Any:
+    torch = torch_module()
+    F = _F()
+    fmt = a.get("data_format")
+    x = _cf(a["x"], fmt)
+    idx = _cf(a["indices"], fmt).to(torch.int64)
+    kernel = _tuple_n(a["kernel_size"], n)
+    stride = kernel if a["stride"] is None else _tuple_n(a["stride"], n)
+    padding = _tuple_n(a["padding"], n)
+    if a["output_size"] is not None:
+        size = to_ints(a["output_size"])[-n:]
+    else:
+        size = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + kernel[i] for i in range(n)]
+    fn = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[n - 1]
+    if not x.is_floating_point():  # torch has no integer unpool kernel; float64 carries the values exactly
+        return _back(fn(x.double(), idx, kernel, stride, padding, output_size=size).to(x.dtype), fmt)
+    return _back(fn(x, idx, kernel, stride, padding, output_size=size), fmt)
+
+
+def max_unpool1d(a: dict[str, Any]) -> Any:
+    """torch's max_unpool1d with Paddle's int32 indices and layout option."""
+    return _max_unpool(a, 1)
+
+
+def max_unpool2d(a: dict[str, Any]) -> Any:
+    """torch's max_unpool2d with Paddle's int32 indices and layout option."""
+    return _max_unpool(a, 2)
+
+
+def max_unpool3d(a: dict[str, Any]) -> Any:
+    """torch's max_unpool3d with Paddle's int32 indices and layout option."""
+    return _max_unpool(a, 3)
+
+
+# --- resampling ---------------------------------------------------------------------------------------------
+
+_LINEAR = {"linear", "bilinear", "trilinear"}
+
+
+def _f32(v: float) -> float:
+    """A Python float rounded to float32, as Paddle's kernels hold their ratios."""
+    import struct
+
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _ratio(out_len: int, in_len: int, scale: float | None, align_corners: bool) -> float:
+    if align_corners:
+        return _f32((in_len - 1) / (out_len - 1)) if out_len > 1 else 0.0
+    return _f32(1.0 / scale) if scale else _f32(in_len / out_len)
+
+
+def _source_index(out_len: int, in_len: int, scale: float | None, align_corners: bool, align_mode: int,
+                  like: Any) -> Any:
+    """Source coordinates of Paddle's linear modes along one axis, rounded as its kernel rounds them."""
+    torch = torch_module()
+    ratio = _ratio(out_len, in_len, scale, align_corners)
+    dst = torch.arange(out_len, dtype=torch.float64, device=like.device)
+    if not align_corners and align_mode == 0:  # float ratio times double (l + 0.5), stored as float
+        return ((dst + 0.5) * ratio - 0.5).clamp(min=0).to(torch.float32)
+    return dst.to(torch.float32) * torch.tensor(ratio, dtype=torch.float32)
+
+
+def _linear_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool, align_mode: int) -> Any:
+    """Linear interpolation along one axis, the way Paddle's kernels place the source samples."""
+    torch = torch_module()
+    in_len = x.shape[axis]
+    src = _source_index(out_len, in_len, scale, align_corners, align_mode, x)
+    lo = src.floor().clamp(max=in_len - 1).to(torch.int64)
+    hi = (lo + 1).clamp(max=in_len - 1)
+    w = (src - lo.to(src.dtype)).clamp(0, 1).to(x.dtype)
+    shape = [1] * x.ndim
+    shape[axis] = out_len
+    w = w.reshape(shape)
+    return x.index_select(axis, lo) * (1 - w) + x.index_select(axis, hi) * w
+
+
+def _cubic_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool) -> Any:
+    """Bicubic (A = -0.75) along one axis, Paddle's float32 source coordinates, edge taps clamped."""
+    torch = torch_module()
+    in_len = x.shape[axis]
+    ratio = _ratio(out_len, in_len, scale, align_corners)
+    dst = torch.arange(out_len, dtype=torch.float64, device=x.device)
+    src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+    src = src.to(x.dtype if x.dtype == torch.float64 else torch.float32)
+    base = src.floor()
+    t = (src - base).to(x.dtype)
+    A = -0.75
+    w = [((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A,
+         ((A + 2) * t - (A + 3)) * t * t + 1,
+         ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1]
+    w.append(1 - w[0] - w[1] - w[2])
+    shape = [1] * x.ndim
+    shape[axis] = out_len
+    out = 0
+    for k in range(4):
+        idx = (base.to(torch.int64) + (k - 1)).clamp(0, in_len - 1)
+        out = out + x.index_select(axis, idx) * w[k].reshape(shape)
+    return out
+
+
+def _nearest_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool) -> Any:
+    torch = torch_module()
+    in_len = x.shape[axis]
+    ratio = _ratio(out_len, in_len, scale, align_corners)
+    dst = torch.arange(out_len, dtype=torch.float32, device=x.device) * torch.tensor(ratio, dtype=torch.float32)
+    src = (dst + 0.5).floor() if align_corners else dst.floor()
+    return x.index_select(axis, src.clamp(max=in_len - 1).to(torch.int64))
+
+
+def _interp(a: dict[str, Any]) -> Any:
+    F = _F()
+    x = a["x"]
+    mode = str(a["mode"]).lower()
+    fmt = a["data_format"]
+    x = _cf(x, fmt)
+    n = x.ndim - 2
+    size, scale = a["size"], a["scale_factor"]
+    if size is not None:
+        if hasattr(size, "tolist"):
+            size = size.tolist()
+        sizes = _tuple_n(size, n)
+        scales: list[float | None] = [None] * n
+    elif scale is not None:
+        if hasattr(scale, "tolist"):
+            scale = scale.tolist()
+        vals = [float(scalar(s)) for s in (scale if isinstance(scale, (list, tuple)) else [scale])]
+        scales = vals * n if len(vals) == 1 else vals
+        sizes = [int(x.shape[2 + i] * scales[i]) for i in range(n)]
+    else:
+        raise MappingUnsupported("interpolate needs size or scale_factor")
+    align_corners = bool(a["align_corners"])
+    align_mode = int(a["align_mode"])
+    if mode == "area":
+        fn = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[n - 1]
+        return _back(fn(x, sizes), fmt)
+    if mode in _LINEAR:
+        out = x
+        for i in range(n):
+            out = _linear_axis(out, 2 + i, sizes[i], scales[i], align_corners, align_mode)
+        return _back(out, fmt)
+    if mode == "nearest":
+        out = x
+        for i in range(n):
+            out = _nearest_axis(out, 2 + i, sizes[i], scales[i], align_corners)
+        return _back(out, fmt)
+    if mode == "bicubic":
+        out = x
+        for i in range(n):
+            out = _cubic_axis(out, 2 + i, sizes[i], scales[i], align_corners)
+        return _back(out, fmt)
+    raise MappingUnsupported(f"interpolate mode={mode!r}")
+
+
+def interpolate(a: dict[str, Any]) -> Any:
+    """Paddle's interpolate: align_mode=1 (asymmetric source index), nearest with align_corners, layouts."""
+    if a.get("antialias"):
+        raise MappingUnsupported("antialias=True")
+    return _interp(a)
+
+
+def upsample(a: dict[str, Any]) -> Any:
+    """Paddle's upsample: the same resampling as its interpolate."""
+    return _interp(a)
+
+
+def grid_sample(a: dict[str, Any]) -> Any:
+    """torch's grid_sample; Paddle defaults align_corners to True."""
+    return _F().grid_sample(a["x"], a["grid"], mode=a["mode"], padding_mode=a["padding_mode"],
+                            align_corners=bool(a["align_corners"]))
+
+
+def affine_grid(a: dict[str, Any]) -> Any:
+    """torch's affine_grid; Paddle's out_shape may be a tensor, align_corners defaults to True."""
+    return _F().affine_grid(a["theta"], to_ints(a["out_shape"]), align_corners=bool(a["align_corners"]))
+
+
+def pixel_shuffle(a: dict[str, Any]) -> Any:
+    """torch's pixel_shuffle with Paddle's NHWC option."""
+    fmt = a["data_format"]
+    return _back(_F().pixel_shuffle(_cf(a["x"], fmt), int(a["upscale_factor"])), fmt)
+
+
+def pixel_unshuffle(a: dict[str, Any]) -> Any:
+    """torch's pixel_unshuffle with Paddle's NHWC option."""
+    fmt = a["data_format"]
+    return _back(_F().pixel_unshuffle(_cf(a["x"], fmt), int(a["downscale_factor"])), fmt)
+
+
+def channel_shuffle(a: dict[str, Any]) -> Any:
+    """Channel shuffle as a reshape/transpose (torch's native op has no autograd on CPU), NHWC option."""
+    fmt = a["data_format"]
+    x = _cf(a["x"], fmt)
+    g = int(a["groups"])
+    n, c = x.shape[:2]
+    y = x.reshape(n, g, c // g, *x.shape[2:]).transpose(1, 2).reshape(x.shape)
+    return _back(y, fmt)
+
+
+def temporal_shift(a: dict[str, Any]) -> Any:
+    """TSM's temporal shift: the first channel fold looks one segment back, the second one ahead."""
+    torch = torch_module()
+    fmt = a["data_format"]
+    x = _cf(a["x"], fmt)
+    seg = int(a["seg_num"])
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // seg, seg, c, h, w)
+    c1 = int(c * float(a["shift_ratio"]))
+    c2 = int(c * 2 * float(a["shift_ratio"]))
+    zero = torch.zeros_like(v[:, :1])
+    back = torch.cat([zero[:, :, :c1], v[:, :-1, :c1]], dim=1)
+    ahead = torch.cat([v[:, 1:, c1:c2], zero[:, :, c1:c2]], dim=1)
+    out = torch.cat([back, ahead, v[:, :, c2:]], dim=2).reshape(nt, c, h, w)
+    return _back(out, fmt)
+
+
+# --- padding, unfold/fold -----------------------------------------------------------------------------------
+
+
+def pad(a: dict[str, Any]) -> Any:
+    """Paddle's pad: a constant pad of 2*ndim values runs first dim first; otherwise spatial dims, torch order."""
+    F = _F()
+    x, p, mode = a["x"], a["pad"], a["mode"]
+    value = scalar(a["value"])
+    value = float(value) if isinstance(value, (bool, int)) else value
+    is_tensor = hasattr(p, "tolist")
+    p = to_ints(p)
+    if is_tensor and not p:
+        return x.clone()
+    nd = x.ndim
+    if mode == "constant" and not is_tensor and len(p) != 2 * (nd - 2):
+        if len(p) == 2 * nd and a["pad_from_left_axis"]:
+            p = _torch_pad([(p[2 * i], p[2 * i + 1]) for i in range(nd)])
+        return F.pad(x, p, mode="constant", value=value)
+    fmt = a["data_format"]
+    y = _cf(x, fmt)
+    if mode == "constant":
+        return _back(F.pad(y, p, mode="constant", value=value), fmt)
+    return _back(F.pad(y, p, mode=mode), fmt)
+
+
+def zeropad2d(a: dict[str, Any]) -> Any:
+    """Paddle's zeropad2d: [left, right, top, bottom] zeros on H and W, NHWC option."""
+    fmt = a["data_format"]
+    p = _tuple_n(a["padding"], 4)
+    return _back(_F().pad(_cf(a["x"], fmt), p), fmt)
+
+
+def unfold(a: dict[str, Any]) -> Any:
+    """torch's unfold; Paddle's paddings may give 4 values [top, left, bottom, right]."""
+    F = _F()
+    x = a["x"]
+    k = _tuple_n(a["kernel_sizes"], 2)
+    s = _tuple_n(a["strides"], 2)
+    d = _tuple_n(a["dilations"], 2)
+    p = to_ints(a["paddings"])
+    if len(p) == 4:
+        if p[0] == p[2] and p[1] == p[3]:
+            p = [p[0], p[1]]
+        else:
+            x = F.pad(x, [p[1], p[3], p[0], p[2]])
+            p = [0, 0]
+    p = _tuple_n(p, 2)
+    return F.unfold(x, k, dilation=d, padding=p, stride=s)
+
+
+def fold(a: dict[str, Any]) -> Any:
+    """torch's fold; Paddle's paddings may give 4 values [top, left, bottom, right] (symmetric only)."""
+    p = to_ints(a["paddings"])
+    if len(p) == 4:
+        if p[0] != p[2] or p[1] != p[3]:
+            raise MappingUnsupported(f"asymmetric fold paddings {p}")
+        p = [p[0], p[1]]
+    return _F().fold(a["x"], _tuple_n(a["output_sizes"], 2), _tuple_n(a["kernel_sizes"], 2),
+                     dilation=_tuple_n(a["dilations"], 2), padding=_tuple_n(p, 2), stride=_tuple_n(a["strides"], 2))

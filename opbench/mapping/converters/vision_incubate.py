@@ -1,3 +1,124 @@
 """Converters for ``paddle.vision.ops``, ``paddle.incubate`` and ``paddle.geometric`` APIs that PyTorch can express."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from opbench.mapping.converters import scalar, torch_module
+from opbench.mapping.spec import MappingUnsupported
+
+
+def swiglu(a: dict[str, Any]) -> Any:
+    """silu(x) * y; with no ``y``, x's last axis split in halves (torch has no swiglu)."""
+    torch = torch_module()
+    x, y = a["x"], a["y"]
+    if y is None:
+        x, y = x.chunk(2, dim=-1)
+    return torch.nn.functional.silu(x) * y
+
+
+def fused_rms_norm(a: dict[str, Any]) -> Any:
+    """RMS norm of x (+ bias + residual) from ``begin_norm_axis``; returns (out, residual sum or an empty tensor)."""
+    torch = torch_module()
+    if float(scalar(a["quant_scale"])) > 0:
+        raise MappingUnsupported("int8 quantized output (quant_scale > 0)")
+    x = a["x"]
+    if a["bias"] is not None:
+        x = x + a["bias"]
+    if a["residual"] is not None:
+        x = x + a["residual"]
+    axis = int(a["begin_norm_axis"]) % x.ndim
+    dims = tuple(range(axis, x.ndim))
+    out = x * torch.rsqrt(x.pow(2).mean(dim=dims, keepdim=True) + float(a["epsilon"]))
+    out = out * a["norm_weight"].reshape(x.shape[axis:])
+    if a["norm_bias"] is not None:
+        out = out + a["norm_bias"].reshape(x.shape[axis:])
+    residual_out = x if a["residual"] is not None else torch.empty(0, dtype=x.dtype, device=x.device)
+    return out, residual_out
+
+
+def _segment(a: dict[str, Any], reduce: str) -> Any:
+    """Reduce rows of ``data`` by sorted ``segment_ids``; output has max(id)+1 rows, empty segments 0."""
+    torch = torch_module()
+    data, ids = a["data"], a["segment_ids"].to(torch.int64)
+    rows = int(ids.max().item()) + 1 if ids.numel() else 0
+    return _scatter(data, ids, rows, reduce)
+
+
+def _scatter(values: Any, index: Any, rows: int, reduce: str) -> Any:
+    """Rows of ``values`` reduced into ``rows`` slots by ``index`` (sum/mean/max/min; empty slots 0)."""
+    torch = torch_module()
+    out = torch.zeros((rows, *values.shape[1:]), dtype=values.dtype, device=values.device)
+    idx = index.reshape(-1, *([1] * (values.ndim - 1))).expand_as(values)
+    if reduce == "mean" and not values.is_floating_point():  # Paddle truncates the integer mean
+        total = out.scatter_reduce(0, idx, values, reduce="sum", include_self=False)
+        count = torch.zeros_like(out).scatter_add(0, idx, torch.ones_like(values)).clamp(min=1)
+        return torch.div(total, count, rounding_mode="trunc")
+    op = {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin"}[reduce]
+    return out.scatter_reduce(0, idx, values, reduce=op, include_self=False)
+
+
+def segment_sum(a: dict[str, Any]) -> Any:
+    """Paddle's segment_sum: a scatter-add over sorted segment ids."""
+    return _segment(a, "sum")
+
+
+def segment_mean(a: dict[str, Any]) -> Any:
+    """Paddle's segment_mean: a scatter-mean over sorted segment ids."""
+    return _segment(a, "mean")
+
+
+def segment_max(a: dict[str, Any]) -> Any:
+    """Paddle's segment_max: a scatter-amax over sorted segment ids (empty segments 0)."""
+    return _segment(a, "max")
+
+
+def segment_min(a: dict[str, Any]) -> Any:
+    """Paddle's segment_min: a scatter-amin over sorted segment ids (empty segments 0)."""
+    return _segment(a, "min")
+
+
+_MESSAGE = {"add": "add", "sub": "sub", "mul": "mul", "div": "div"}
+
+
+def _message(x: Any, y: Any, op: str) -> Any:
+    torch = torch_module()
+    op = str(op).lower()
+    if op not in _MESSAGE:
+        raise MappingUnsupported(f"message_op={op!r}")
+    return getattr(torch, _MESSAGE[op])(x, y)
+
+
+def _rows(a: dict[str, Any], x: Any) -> int:
+    size = a.get("out_size")
+    size = scalar(size.reshape(-1)[0]) if hasattr(size, "reshape") and size.numel() else size
+    return int(size) if size is not None and int(size) > 0 else int(x.shape[0])
+
+
+def send_u_recv(a: dict[str, Any]) -> Any:
+    """Gather x at src_index, reduce into dst_index rows (graph message passing; torch has no such op)."""
+    torch = torch_module()
+    x = a["x"]
+    msg = x.index_select(0, a["src_index"].to(torch.int64))
+    return _scatter(msg, a["dst_index"].to(torch.int64), _rows(a, x), str(a["reduce_op"]).lower())
+
+
+def send_ue_recv(a: dict[str, Any]) -> Any:
+    """x[src] combined with edge features y by ``message_op``, reduced into dst_index rows."""
+    torch = torch_module()
+    x = a["x"]
+    msg = _message(x.index_select(0, a["src_index"].to(torch.int64)), a["y"], a["message_op"])
+    return _scatter(msg, a["dst_index"].to(torch.int64), _rows(a, x), str(a["reduce_op"]).lower())
+
+
+def send_uv(a: dict[str, Any]) -> Any:
+    """x[src] combined with y[dst] by ``message_op``: one message per edge."""
+    torch = torch_module()
+    xs = a["x"].index_select(0, a["src_index"].to(torch.int64))
+    yd = a["y"].index_select(0, a["dst_index"].to(torch.int64))
+    return _message(xs, yd, a["message_op"])
+
+
+def softmax_mask_fuse(a: dict[str, Any]) -> Any:
+    """softmax(x + mask) over the last axis."""
+    return torch_module().softmax(a["x"] + a["mask"], dim=-1)

@@ -2,6 +2,35 @@
 
 from __future__ import annotations
 
+from opbench.domains import Domain, index_into
+from opbench.mapping.converters import vision_incubate as cv
 from opbench.mapping.spec import ApiMapping as M
 
-ENTRIES: list[M] = []
+IF = "paddle.incubate.nn.functional."
+G = "paddle.geometric."
+
+# Segment ids: small non-negative integers, sorted (Paddle's segment ops require sorted ids).
+SEGMENT_IDS = Domain(kind="sorted", low=0.0, high=3.0)
+SRC = index_into("x", axis_param=None, axis=0)
+# Distinct sources where the edges allow: a max/min over two copies of one row splits its gradient in torch.
+DISTINCT_SRC = index_into("x", axis_param=None, axis=0, distinct=True)
+
+
+def _segment(api: str, fn: object) -> M:
+    return M(api, convert=fn, domains={"segment_ids": SEGMENT_IDS}, nondiff=("segment_ids",))
+
+
+ENTRIES: list[M] = [
+    M(IF + "swiglu", convert=cv.swiglu),
+    # Paddle's CPU build has no fused_rms_norm grad kernel: forward only.
+    M(IF + "fused_rms_norm", convert=cv.fused_rms_norm, backward=False),
+    M("paddle.incubate.softmax_mask_fuse", convert=cv.softmax_mask_fuse, nondiff=("mask",)),
+    *(_segment(ns + "segment_" + r, getattr(cv, "segment_" + r))
+      for ns in (G, "paddle.incubate.") for r in ("sum", "mean", "max", "min")),
+    M(G + "send_u_recv", convert=cv.send_u_recv, domains={"src_index": DISTINCT_SRC, "dst_index": SRC},
+      nondiff=("src_index", "dst_index")),
+    M(G + "send_ue_recv", convert=cv.send_ue_recv, domains={"src_index": DISTINCT_SRC, "dst_index": SRC},
+      nondiff=("src_index", "dst_index")),
+    M(G + "send_uv", convert=cv.send_uv, domains={"src_index": SRC, "dst_index": index_into("y", None, 0)},
+      nondiff=("src_index", "dst_index")),
+]
