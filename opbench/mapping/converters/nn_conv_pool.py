@@ -9,12 +9,26 @@ padding cannot express them), and pooling masks that are int32 flat indices into
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from opbench.mapping.converters import scalar, to_int, to_ints, torch_module
 from opbench.mapping.spec import MappingUnsupported
 
 # --- shared helpers -----------------------------------------------------------------------------------------
+
+
+def _ranked(impl: Callable[[dict[str, Any], int], Any], name: str, ranks: tuple[int, ...]) -> list[Callable]:
+    """One converter per spatial rank ``n`` from ``impl(a, n)``, named ``name`` with ``{n}`` filled in."""
+    out = []
+    for n in ranks:
+        def convert(a: dict[str, Any], n: int = n) -> Any:
+            return impl(a, n)
+
+        convert.__name__ = convert.__qualname__ = name.format(n=n)
+        convert.__doc__ = impl.__doc__
+        out.append(convert)
+    return out
 
 
 def _F() -> Any:
@@ -100,6 +114,7 @@ def _symmetric(pairs: list[tuple[int, int]]) -> bool:
 
 
 def _conv(a: dict[str, Any], n: int) -> Any:
+    """Paddle's conv{n}d: NHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
     F = _F()
     fmt = a["data_format"]
     x = _cf(a["x"], fmt)
@@ -118,27 +133,19 @@ def _conv(a: dict[str, Any], n: int) -> Any:
     return _back(_add_bias(out, a["bias"]), fmt)
 
 
+conv1d, conv2d, conv3d = _ranked(_conv, "conv{n}d", (1, 2, 3))
+
+
 def _add_bias(out: Any, bias: Any) -> Any:
     """Paddle broadcasts the bias over the channels (a one-element bias is allowed; torch's conv refuses it)."""
     return out if bias is None else out + bias.reshape([1, -1] + [1] * (out.ndim - 2))
 
 
-def conv1d(a: dict[str, Any]) -> Any:
-    """Paddle's conv1d: NLC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
-    return _conv(a, 1)
 
-
-def conv2d(a: dict[str, Any]) -> Any:
-    """Paddle's conv2d: NHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
-    return _conv(a, 2)
-
-
-def conv3d(a: dict[str, Any]) -> Any:
-    """Paddle's conv3d: NDHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
-    return _conv(a, 3)
 
 
 def _conv_transpose(a: dict[str, Any], n: int) -> Any:
+    """Paddle's conv{n}d_transpose: NHWC layout, SAME/VALID/per-side paddings and ``output_size``."""
     F = _F()
     fmt = a["data_format"]
     x = _cf(a["x"], fmt)
@@ -171,22 +178,13 @@ def _conv_transpose(a: dict[str, Any], n: int) -> Any:
     return _back(_add_bias(full[tuple(index)], a["bias"]), fmt)
 
 
-def conv1d_transpose(a: dict[str, Any]) -> Any:
-    """Paddle's conv1d_transpose: NLC layout, SAME/VALID/per-side paddings and ``output_size``."""
-    return _conv_transpose(a, 1)
 
-
-def conv2d_transpose(a: dict[str, Any]) -> Any:
-    """Paddle's conv2d_transpose: NHWC layout, SAME/VALID/per-side paddings and ``output_size``."""
-    return _conv_transpose(a, 2)
-
-
-def conv3d_transpose(a: dict[str, Any]) -> Any:
-    """Paddle's conv3d_transpose: NDHWC layout, SAME/VALID/per-side paddings and ``output_size``."""
-    return _conv_transpose(a, 3)
 
 
 # --- pooling ------------------------------------------------------------------------------------------------
+
+
+conv1d_transpose, conv2d_transpose, conv3d_transpose = _ranked(_conv_transpose, "conv{n}d_transpose", (1, 2, 3))
 
 
 def _pool_geometry(a: dict[str, Any], x: Any, n: int) -> tuple[list[int], list[int], list[tuple[int, int]]]:
@@ -220,6 +218,7 @@ def _fit(x: Any, kernel: list[int], stride: list[int], pairs: list[tuple[int, in
 
 
 def _max_pool(a: dict[str, Any], n: int) -> Any:
+    """Paddle's max_pool{n}d: NHWC, SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
     torch = torch_module()
     F = _F()
     fmt = a.get("data_format")
@@ -245,22 +244,14 @@ def _max_pool(a: dict[str, Any], n: int) -> Any:
     return _back(out, fmt), _back(flat.to(torch.int32), fmt)
 
 
-def max_pool1d(a: dict[str, Any]) -> Any:
-    """Paddle's max_pool1d: SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
-    return _max_pool(a, 1)
 
 
-def max_pool2d(a: dict[str, Any]) -> Any:
-    """Paddle's max_pool2d: NHWC, SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
-    return _max_pool(a, 2)
 
-
-def max_pool3d(a: dict[str, Any]) -> Any:
-    """Paddle's max_pool3d: NDHWC, SAME/VALID/per-side paddings, Paddle's ceil_mode sizes, int32 mask."""
-    return _max_pool(a, 3)
+max_pool1d, max_pool2d, max_pool3d = _ranked(_max_pool, "max_pool{n}d", (1, 2, 3))
 
 
 def _avg_pool(a: dict[str, Any], n: int) -> Any:
+    """Paddle's avg_pool{n}d: ``exclusive`` (in-input count) or the full window, NHWC, SAME/VALID/per-side pads."""
     torch = torch_module()
     fmt = a.get("data_format")
     x = _cf(a["x"], fmt)
@@ -282,6 +273,9 @@ def _avg_pool(a: dict[str, Any], n: int) -> Any:
     return _back(out, fmt)
 
 
+avg_pool1d, avg_pool2d, avg_pool3d = _ranked(_avg_pool, "avg_pool{n}d", (1, 2, 3))
+
+
 def _strided_sum(x: Any, kernel: list[int], stride: list[int]) -> Any:
     """Window sums with torch's avg pool (divisor 1), floor mode, no padding."""
     F = _F()
@@ -293,19 +287,7 @@ def _strided_sum(x: Any, kernel: list[int], stride: list[int]) -> Any:
     return fn(x, kernel, stride, 0, divisor_override=1)
 
 
-def avg_pool1d(a: dict[str, Any]) -> Any:
-    """Paddle's avg_pool1d: ``exclusive`` divides by the in-input count, SAME/VALID/per-side paddings."""
-    return _avg_pool(a, 1)
 
-
-def avg_pool2d(a: dict[str, Any]) -> Any:
-    """Paddle's avg_pool2d: ``exclusive`` (in-input count) or the full window, NHWC, SAME/VALID/per-side pads."""
-    return _avg_pool(a, 2)
-
-
-def avg_pool3d(a: dict[str, Any]) -> Any:
-    """Paddle's avg_pool3d: ``exclusive`` (in-input count) or the full window, NDHWC, SAME/VALID/per-side pads."""
-    return _avg_pool(a, 3)
 
 
 def _lp_pool(a: dict[str, Any], n: int) -> Any:
@@ -325,14 +307,9 @@ def _lp_pool(a: dict[str, Any], n: int) -> Any:
     return _back(sums.pow(1.0 / p), fmt)
 
 
-def lp_pool1d(a: dict[str, Any]) -> Any:
-    """Paddle's lp_pool1d: torch's formula, with Paddle's padding/ceil_mode/NLC options."""
-    return _lp_pool(a, 1)
 
 
-def lp_pool2d(a: dict[str, Any]) -> Any:
-    """Paddle's lp_pool2d: torch's formula, with Paddle's padding/ceil_mode/NHWC options."""
-    return _lp_pool(a, 2)
+lp_pool1d, lp_pool2d = _ranked(_lp_pool, "lp_pool{n}d", (1, 2))
 
 
 def _adaptive_size(output_size: Any, x: Any, n: int) -> list[int]:
@@ -348,6 +325,7 @@ def _adaptive_size(output_size: Any, x: Any, n: int) -> list[int]:
 
 
 def _adaptive_avg(a: dict[str, Any], n: int) -> Any:
+    """torch's adaptive_avg_pool{n}d with Paddle's output_size forms (None keeps a size) and NHWC."""
     F = _F()
     fmt = a.get("data_format")
     x = _cf(a["x"], fmt)
@@ -356,22 +334,15 @@ def _adaptive_avg(a: dict[str, Any], n: int) -> Any:
     return _back(fn(x, size), fmt)
 
 
-def adaptive_avg_pool1d(a: dict[str, Any]) -> Any:
-    """torch's adaptive_avg_pool1d with Paddle's output_size forms."""
-    return _adaptive_avg(a, 1)
 
 
-def adaptive_avg_pool2d(a: dict[str, Any]) -> Any:
-    """torch's adaptive_avg_pool2d with Paddle's output_size forms (None keeps a size) and NHWC."""
-    return _adaptive_avg(a, 2)
 
-
-def adaptive_avg_pool3d(a: dict[str, Any]) -> Any:
-    """torch's adaptive_avg_pool3d with Paddle's output_size forms (None keeps a size) and NDHWC."""
-    return _adaptive_avg(a, 3)
+adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = _ranked(
+    _adaptive_avg, "adaptive_avg_pool{n}d", (1, 2, 3))
 
 
 def _adaptive_max(a: dict[str, Any], n: int) -> Any:
+    """torch's adaptive_max_pool{n}d; Paddle's mask is int32."""
     torch = torch_module()
     F = _F()
     x = a["x"]
@@ -381,22 +352,15 @@ def _adaptive_max(a: dict[str, Any], n: int) -> Any:
     return (out, idx.to(torch.int32)) if a["return_mask"] else out
 
 
-def adaptive_max_pool1d(a: dict[str, Any]) -> Any:
-    """torch's adaptive_max_pool1d; Paddle's mask is int32."""
-    return _adaptive_max(a, 1)
 
 
-def adaptive_max_pool2d(a: dict[str, Any]) -> Any:
-    """torch's adaptive_max_pool2d; Paddle's mask is int32."""
-    return _adaptive_max(a, 2)
 
-
-def adaptive_max_pool3d(a: dict[str, Any]) -> Any:
-    """torch's adaptive_max_pool3d; Paddle's mask is int32."""
-    return _adaptive_max(a, 3)
+adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d = _ranked(
+    _adaptive_max, "adaptive_max_pool{n}d", (1, 2, 3))
 
 
 def _max_unpool(a: dict[str, Any], n: int) -> Any:
+    """torch's max_unpool{n}d with Paddle's int32 indices and layout option."""
     torch = torch_module()
     F = _F()
     fmt = a.get("data_format")
@@ -415,24 +379,15 @@ def _max_unpool(a: dict[str, Any], n: int) -> Any:
     return _back(fn(x, idx, kernel, stride, padding, output_size=size), fmt)
 
 
-def max_unpool1d(a: dict[str, Any]) -> Any:
-    """torch's max_unpool1d with Paddle's int32 indices and layout option."""
-    return _max_unpool(a, 1)
 
-
-def max_unpool2d(a: dict[str, Any]) -> Any:
-    """torch's max_unpool2d with Paddle's int32 indices and layout option."""
-    return _max_unpool(a, 2)
-
-
-def max_unpool3d(a: dict[str, Any]) -> Any:
-    """torch's max_unpool3d with Paddle's int32 indices and layout option."""
-    return _max_unpool(a, 3)
 
 
 # --- resampling ---------------------------------------------------------------------------------------------
 
 _LINEAR = {"linear", "bilinear", "trilinear"}
+
+
+max_unpool1d, max_unpool2d, max_unpool3d = _ranked(_max_unpool, "max_unpool{n}d", (1, 2, 3))
 
 
 def _f32(v: float) -> float:
