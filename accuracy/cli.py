@@ -162,7 +162,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         try:
             check_memory(case, args.memory_limit)
         except ConfigError as e:
-            refused.append(lost_record(case, settings, oc.OOM, f"refused before allocation: {e.reason}"))
+            refused.append(lost_record(case, settings, oc.TOO_LARGE, f"refused before allocation: {e.reason}"))
             continue
         cases.append(case)
     config_errors = [_config_error_record(e) for e in found.errors]

@@ -18,19 +18,21 @@ TORCH_ERROR = "torch_error"
 MAPPING_MISSING = "mapping_missing"
 MAPPING_ERROR = "mapping_error"
 UNSUPPORTED = "unsupported"
+TOO_LARGE = "too_large"
 CONFIG_ERROR = "config_error"
 OOM = "oom"
 TIMEOUT = "timeout"
 CRASH = "crash"
 
 OUTCOMES = (PASS, ACCURACY_FAIL, PADDLE_ERROR, TORCH_ERROR, MAPPING_ERROR, MAPPING_MISSING, UNSUPPORTED,
-            CONFIG_ERROR, OOM, TIMEOUT, CRASH)
+            TOO_LARGE, CONFIG_ERROR, OOM, TIMEOUT, CRASH)
 
 #: Outcomes that fail the gate whichever side they came from.
 FAILING = frozenset({ACCURACY_FAIL, PADDLE_ERROR, MAPPING_ERROR, OOM, TIMEOUT, CRASH})
-#: Outcomes that say a case could not run here (no kernel for the dtype on this device); they
-#: fail the gate only under ``--strict``.
-CANNOT_RUN = frozenset({UNSUPPORTED})
+#: Outcomes that say a case could not run here (no kernel for the dtype on this device; inputs
+#: larger than the memory limit, refused before anything is allocated); they fail the gate only
+#: under ``--strict``.
+CANNOT_RUN = frozenset({UNSUPPORTED, TOO_LARGE})
 
 # Exception classes that mean the device ran out of memory (torch.OutOfMemoryError is a
 # RuntimeError subclass; Paddle raises MemoryError for ResourceExhausted).

@@ -54,3 +54,14 @@ def test_bench_exits_0_when_a_provider_has_no_kernel(capsys) -> None:
     assert main(args) == 0
     assert "n/a" in capsys.readouterr().err
     assert main([*args, "--strict"]) == 1
+
+
+def test_inputs_too_large_are_their_own_outcome(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "r.jsonl"
+    line = 'paddle.exp(Tensor([4096, 4096],"float32"), )'
+    assert accuracy(line, OK, "--subject", "torch", "--memory-limit", "1MiB", "--out", str(out)) == 0
+    outcomes = {json.loads(r)["config"]: json.loads(r)["outcome"] for r in out.read_text().splitlines()}
+    assert outcomes[line] == "too_large" and outcomes[OK] == "pass"
+    assert accuracy(line, "--subject", "torch", "--memory-limit", "1MiB", "--strict") == 1
