@@ -392,11 +392,12 @@ class _CaseRun:
 
 def _float64_values(v: np.ndarray, how: str) -> np.ndarray:
     """Floating values upcast to 64 bits, as they are, in absolute value or as ones; others unchanged."""
+    v = np.asarray(v)
     if v.dtype.kind not in "fc":
         return v
     v = v.astype(np.complex128 if v.dtype.kind == "c" else np.float64)
     if how == "abs":
-        return np.abs(v).astype(v.dtype)
+        return np.asarray(np.abs(v)).astype(v.dtype)  # np.abs of a 0-D array is a scalar
     if how == "ones":
         return np.ones_like(v)
     return v

@@ -68,6 +68,8 @@ class TorchBackend(Backend):
 
     def to_numpy(self, tensor: Any) -> np.ndarray:
         t = tensor.detach()
+        if t._is_zerotensor():  # autograd's lazy zeros (torch.sgn's gradient of a real input)
+            t = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
         if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):  # NumPy has no such dtypes
             t = t.float()
         return t.cpu().resolve_conj().numpy()

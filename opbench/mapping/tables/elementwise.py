@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from opbench.domains import NONZERO, POSITIVE
+from opbench.domains import NONZERO, POSITIVE, UNIT_OPEN, Domain
 from opbench.mapping.converters import elementwise as cv
 from opbench.mapping.spec import ApiMapping as M
+
+ABOVE_ONE = Domain(low=1.1, high=3.0)  # acosh
+OPEN_UNIT = Domain(low=0.05, high=0.95)  # logit: strictly inside (0, 1)
+SHIFT = Domain(low=0.0, high=7.0)  # shift counts valid for every integer width
+EXPONENT = Domain(low=0.0, high=4.0)  # pow: no integer overflow, no negative integer power
 
 ENTRIES: list[M] = [
     M("paddle.lerp", "torch.lerp(x, y, weight)", benchmark_op="lerp"),
     M("paddle.add", "torch.add(x, y, alpha=alpha)", benchmark_op="add"),
-    M("paddle.subtract", "torch.sub(x, y, alpha=alpha)", benchmark_op="subtract"),
+    M("paddle.subtract", convert=cv.subtract, benchmark_op="subtract"),
     M("paddle.multiply", "torch.mul(x, y)", benchmark_op="multiply"),
     M("paddle.divide", "torch.div(x, y, rounding_mode=rounding_mode)", domains={"y": NONZERO},
       benchmark_op="divide"),
     M("paddle.maximum", "torch.maximum(x, y)", benchmark_op="maximum"),
     M("paddle.minimum", "torch.minimum(x, y)", benchmark_op="minimum"),
-    # A positive base keeps fractional exponents real (and the gradient finite).
-    M("paddle.pow", "torch.pow(x, y)", domains={"x": POSITIVE}, benchmark_op="pow"),
+    # A positive base keeps fractional exponents real (and the gradient finite); a small non-negative
+    # exponent keeps integer powers from overflowing (and torch refuses negative integer powers).
+    M("paddle.pow", "torch.pow(x, y)", domains={"x": POSITIVE, "y": EXPONENT}, benchmark_op="pow"),
     M("paddle.where", convert=cv.where, nondiff=("condition",), benchmark_op="where"),
     M("paddle.abs", "torch.abs(x)", benchmark_op="abs"),
     M("paddle.exp", "torch.exp(x)", benchmark_op="exp"),
@@ -30,7 +36,104 @@ ENTRIES: list[M] = [
     M("paddle.square", "torch.square(x)", benchmark_op="square"),
     M("paddle.reciprocal", "torch.reciprocal(x)", domains={"x": NONZERO}, benchmark_op="reciprocal"),
     M("paddle.floor", "torch.floor(x)", benchmark_op="floor"),
-    M("paddle.clip", convert=cv.clip, benchmark_op="clip"),
+    # Tensor bounds drawn apart so that min <= max (Paddle refuses min > max).
+    M("paddle.clip", convert=cv.clip, domains={"min": Domain(low=0.0, high=0.4), "max": Domain(low=0.5, high=1.0)},
+      benchmark_op="clip"),
     M("paddle.scale", convert=cv.scale, benchmark_op="scale"),
     M("paddle.cast", convert=cv.cast, benchmark_op="cast"),
+    # Comparison: bool results; ``y`` may be a Python scalar.
+    M("paddle.equal", "torch.eq(x, y)", benchmark_op="equal"),
+    M("paddle.not_equal", "torch.ne(x, y)", benchmark_op="not_equal"),
+    M("paddle.less_than", "torch.lt(x, y)", benchmark_op="less_than"),
+    M("paddle.less", "torch.lt(x, y)"),
+    M("paddle.less_equal", "torch.le(x, y)", benchmark_op="less_equal"),
+    M("paddle.greater_than", "torch.gt(x, y)", benchmark_op="greater_than"),
+    M("paddle.greater_equal", "torch.ge(x, y)", benchmark_op="greater_equal"),
+    # Predicates.
+    M("paddle.isnan", "torch.isnan(x)", benchmark_op="isnan"),
+    M("paddle.isinf", "torch.isinf(x)", benchmark_op="isinf"),
+    M("paddle.isfinite", "torch.isfinite(x)", benchmark_op="isfinite"),
+    M("paddle.isposinf", "torch.isposinf(x)"),
+    M("paddle.isneginf", "torch.isneginf(x)"),
+    M("paddle.isreal", "torch.isreal(x)"),
+    M("paddle.signbit", "torch.signbit(x)"),
+    M("paddle.isin", "torch.isin(x, test_x, assume_unique=assume_unique, invert=invert)"),
+    # Logical and bitwise.
+    M("paddle.logical_and", "torch.logical_and(x, y)", benchmark_op="logical_and"),
+    M("paddle.logical_or", "torch.logical_or(x, y)", benchmark_op="logical_or"),
+    M("paddle.logical_xor", "torch.logical_xor(x, y)", benchmark_op="logical_xor"),
+    M("paddle.logical_not", "torch.logical_not(x)", benchmark_op="logical_not"),
+    M("paddle.bitwise_and", "torch.bitwise_and(x, y)", benchmark_op="bitwise_and"),
+    M("paddle.bitwise_or", "torch.bitwise_or(x, y)", benchmark_op="bitwise_or"),
+    M("paddle.bitwise_xor", "torch.bitwise_xor(x, y)", benchmark_op="bitwise_xor"),
+    M("paddle.bitwise_not", "torch.bitwise_not(x)", benchmark_op="bitwise_not"),
+    M("paddle.bitwise_invert", "torch.bitwise_not(x)"),
+    M("paddle.bitwise_left_shift", convert=cv.left_shift, domains={"y": SHIFT}),
+    M("paddle.bitwise_right_shift", convert=cv.right_shift, domains={"y": SHIFT}),
+    # Binary arithmetic.
+    M("paddle.floor_divide", "torch.floor_divide(x, y)", domains={"y": NONZERO}, benchmark_op="floor_divide"),
+    M("paddle.remainder", "torch.remainder(x, y)", domains={"y": NONZERO}, benchmark_op="remainder"),
+    M("paddle.mod", "torch.remainder(x, y)", domains={"y": NONZERO}),
+    M("paddle.floor_mod", "torch.remainder(x, y)", domains={"y": NONZERO}),
+    M("paddle.copysign", convert=cv.copysign),
+    M("paddle.atan2", convert=cv.atan2, benchmark_op="atan2"),
+    M("paddle.fmax", "torch.fmax(x, y)"),
+    M("paddle.fmin", "torch.fmin(x, y)"),
+    M("paddle.gcd", "torch.gcd(x, y)"),
+    M("paddle.lcm", "torch.lcm(x, y)"),
+    M("paddle.nextafter", convert=cv.nextafter),
+    M("paddle.logaddexp", convert=cv.logaddexp),
+    M("paddle.heaviside", convert=cv.heaviside),
+    M("paddle.hypot", convert=cv.hypot),
+    M("paddle.ldexp", "torch.ldexp(x, y)", domains={"y": Domain(low=0.0, high=8.0)}),
+    # Neither framework differentiates the incomplete gamma in its shape parameter ``x``.
+    M("paddle.gammainc", "torch.special.gammainc(x, y)", domains={"x": POSITIVE, "y": POSITIVE}, nondiff=("x",)),
+    M("paddle.gammaincc", "torch.special.gammaincc(x, y)", domains={"x": POSITIVE, "y": POSITIVE}, nondiff=("x",)),
+    M("paddle.add_n", convert=cv.add_n, benchmark_op="add_n"),
+    M("paddle.expand_as", "torch.Tensor.expand_as(x, y)", nondiff=("y",), benchmark_op="expand_as"),
+    M("paddle.increment", convert=cv.increment),
+    # Unary math.
+    M("paddle.ceil", "torch.ceil(x)", benchmark_op="ceil"),
+    M("paddle.trunc", "torch.trunc(input)"),
+    M("paddle.round", "torch.round(x, decimals=decimals)", benchmark_op="round"),
+    M("paddle.frac", convert=cv.frac),
+    M("paddle.sign", convert=cv.sgn, benchmark_op="sign"),
+    M("paddle.sgn", convert=cv.sgn),
+    M("paddle.neg", "torch.neg(x)"),
+    M("paddle.negative", "torch.neg(x)"),
+    M("paddle.positive", "torch.positive(x)"),
+    M("paddle.log1p", "torch.log1p(x)", domains={"x": UNIT_OPEN}, benchmark_op="log1p"),
+    M("paddle.log2", "torch.log2(x)", domains={"x": POSITIVE}),
+    M("paddle.log10", "torch.log10(x)", domains={"x": POSITIVE}),
+    M("paddle.expm1", "torch.expm1(x)", benchmark_op="expm1"),
+    M("paddle.tan", "torch.tan(x)", benchmark_op="tan"),
+    M("paddle.asin", "torch.asin(x)", domains={"x": UNIT_OPEN}, benchmark_op="asin"),
+    M("paddle.acos", "torch.acos(x)", domains={"x": UNIT_OPEN}, benchmark_op="acos"),
+    M("paddle.atan", "torch.atan(x)", benchmark_op="atan"),
+    M("paddle.sinh", "torch.sinh(x)", benchmark_op="sinh"),
+    M("paddle.cosh", "torch.cosh(x)", benchmark_op="cosh"),
+    M("paddle.asinh", "torch.asinh(x)"),
+    M("paddle.acosh", "torch.acosh(x)", domains={"x": ABOVE_ONE}),
+    M("paddle.atanh", "torch.atanh(x)", domains={"x": UNIT_OPEN}),
+    M("paddle.erfinv", "torch.erfinv(x)", domains={"x": UNIT_OPEN}),
+    M("paddle.lgamma", "torch.lgamma(x)", domains={"x": POSITIVE}, benchmark_op="lgamma"),
+    M("paddle.gammaln", "torch.lgamma(x)", domains={"x": POSITIVE}),
+    M("paddle.digamma", "torch.digamma(x)", domains={"x": POSITIVE}, benchmark_op="digamma"),
+    M("paddle.polygamma", "torch.polygamma(n, x)", domains={"x": POSITIVE}),
+    M("paddle.multigammaln", "torch.special.multigammaln(x, p)", domains={"x": Domain(low=3.0, high=5.0)}),
+    M("paddle.logit", "torch.logit(x, eps=eps)", domains={"x": OPEN_UNIT}),
+    M("paddle.stanh", convert=cv.stanh),
+    M("paddle.rad2deg", "torch.rad2deg(x)"),
+    M("paddle.deg2rad", "torch.deg2rad(x)"),
+    M("paddle.i0", "torch.special.i0(x)"),
+    M("paddle.i0e", "torch.special.i0e(x)"),
+    M("paddle.i1", "torch.special.i1(x)"),
+    M("paddle.i1e", "torch.special.i1e(x)"),
+    M("paddle.sinc", "torch.sinc(x)"),
+    M("paddle.nan_to_num", "torch.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)"),
+    # Complex parts.
+    M("paddle.conj", "torch.conj_physical(x)"),
+    M("paddle.real", "torch.real(x)"),
+    M("paddle.imag", "torch.imag(x)"),
+    M("paddle.angle", "torch.angle(x)"),
 ]
