@@ -69,7 +69,8 @@ ENTRIES: list[M] = [
     M("paddle.scatter_nd_add", convert=cv.scatter_nd_add, domains={"index": index_into("x", axis_param=None)},
       nondiff=("index",), benchmark_op="scatter_nd_add"),
     M("paddle.scatter_nd", convert=cv.scatter_nd, nondiff=("index",)),
-    M("paddle.scatter", convert=cv.scatter, domains={"index": index_into("x", axis_param=None)},
+    # Distinct indices: with a repeat, which overwrite lands decides the result (and Paddle and torch differ).
+    M("paddle.scatter", convert=cv.scatter, domains={"index": index_into("x", axis_param=None, distinct=True)},
       nondiff=("index",), benchmark_op="scatter"),
     M("paddle.index_sample", convert=cv.index_sample, domains={"index": index_into("x", axis_param=None, axis=1)},
       nondiff=("index",), benchmark_op="index_sample"),
