@@ -15,8 +15,6 @@ from typing import Any
 
 from accuracy import outcomes as oc
 
-SUITE_DIR = Path(__file__).resolve().parent / "suites"
-
 
 def register(subparsers: Any) -> None:
     from opbench.cli import add_case_arguments, parse_bytes
@@ -141,7 +139,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
 
     t_parse = time.perf_counter()
     try:
-        found = resolve(args.cases, SUITE_DIR, unknown_dim=args.unknown_dim)
+        found = resolve(args.cases, unknown_dim=args.unknown_dim)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     parse_ms = (time.perf_counter() - t_parse) * 1e3

@@ -6,7 +6,7 @@
 # tests:        the gpu-marked tests (builds the torch extension first)
 # lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd)
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
-# core:         the core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
+# core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
 # verdicts:     accuracy verdicts: false failures and planted defects on the GPU (docs/accuracy/verdicts.py)
 # compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power
@@ -38,7 +38,7 @@ step_lerp-host() {
 }
 
 step_core() {
-  python -m opbench bench core --providers torch --directions fwd,bwd --method events \
+  python -m opbench bench perf-core --providers torch --directions fwd,bwd --method events \
     --json "$out/core.json" --markdown "$out/core.md" --no-progress
 }
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from opbench.cli import UsageError, add_case_arguments
 
-SUITE_DIR = Path(__file__).resolve().parent / "suites"
 CHECKPOINT_S = 10.0
 
 
@@ -124,7 +123,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     try:
-        found = resolve(args.cases, SUITE_DIR, unknown_dim=args.unknown_dim)
+        found = resolve(args.cases, unknown_dim=args.unknown_dim)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     for err in found.errors:

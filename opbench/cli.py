@@ -98,6 +98,16 @@ Exit status: 2 when any line is malformed; 0 otherwise, also when some cases are
 (they are well-formed, just not runnable here)."""
 
 
+def _cmd_suites(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from opbench import suites
+
+    rows = [(s.name, s.cases, s.purpose) for s in suites.describe()]
+    print(tabulate(rows, headers=("suite", "cases", "purpose"), tablefmt="github"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="opbench", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"opbench {__version__}")
@@ -108,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--no-measure", action="store_true", help="do not measure the peak bandwidth if not cached")
     p.set_defaults(func=_cmd_env)
+
+    p = sub.add_parser("suites", help="the built-in suites, their case counts and purpose")
+    p.set_defaults(func=_cmd_suites)
 
     p = sub.add_parser("cases", help="validate case files and print each case normalized", epilog=_CASES_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -127,9 +127,9 @@ def main() -> int:
     max_numel = 1 << 20 if device == "cpu" else 1 << 24
     t0 = time.time()
 
-    suite = [c for c in resolve(["lerp"], REPO / "op_benchmark" / "suites").cases
+    suite = [c for c in resolve(["lerp"]).cases
              if sum(t.numel for t in c.tensors()) <= 4 * max_numel * (4 if device == "gpu" else 1)]
-    core = resolve(["core"], REPO / "accuracy" / "suites").cases
+    core = resolve(["core"]).cases
     generated = lerp_cases(200, args.seed, max_numel)
     false_parts = [
         ("torch-ops vs torch, lerp suite", run(suite, "torch-ops", "torch", device)),

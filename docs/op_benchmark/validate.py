@@ -30,8 +30,8 @@ from opbench.cases import parse_line, resolve
 TOL_TIMING = 0.05
 TOL_REPEAT = 0.02
 REPEAT_FLOOR_US = 50.0
-SUITE_DIR = Path(__file__).resolve().parents[2] / "op_benchmark" / "suites"
-# Used only when op_benchmark/suites/lerp.txt is missing: the reviewed configs of seed 003.
+SUITE_DIR = Path(__file__).resolve().parents[2] / "opbench" / "suites"
+# Used only when opbench/suites/lerp.txt is missing: the reviewed configs of seed 003.
 FALLBACK_LERP = [
     'paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), 0.2)',
     'paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), '
@@ -118,7 +118,7 @@ def repeat_check(runs: int, budget_s: float, wanted: list[str], release: bool = 
 
     path = SUITE_DIR / "lerp.txt"
     if path.is_file():
-        cases, source = resolve(["lerp"], SUITE_DIR).cases, "op_benchmark/suites/lerp.txt"
+        cases, source = resolve(["lerp"], SUITE_DIR).cases, "opbench/suites/lerp.txt"
     else:
         cases, source = [parse_line(s) for s in FALLBACK_LERP], "fallback lerp cases (lerp.txt missing)"
     providers = [p for p in wanted if p != "torch-ops" or ops.available("torch") is None]

@@ -63,18 +63,23 @@ class CaseSet:
             (self.errors if isinstance(item, ConfigError) else self.cases).append(item)
 
 
-def suite_names(suite_dir: Path) -> list[str]:
-    """Built-in suite names in a folder (``lerp.txt`` -> ``lerp``)."""
-    return sorted(p.stem for p in suite_dir.glob("*.txt"))
+def suite_names(suite_dir: Path | None = None) -> list[str]:
+    """Built-in suite names (``lerp.txt`` -> ``lerp``), of :mod:`opbench.suites` by default."""
+    from opbench import suites
+
+    return sorted(p.stem for p in (suite_dir or suites.DIR).glob("*.txt"))
 
 
 def resolve(specs: list[str], suite_dir: Path | None = None, *, unknown_dim: int = UNKNOWN_DIM) -> CaseSet:
     """Turn CASES arguments into cases.
 
-    Each spec is tried as: an inline config line (contains ``(``), a built-in
-    suite name in ``suite_dir``, a ``.json`` benchmark config, or a case file.
+    Each spec is tried as: an inline config line (contains ``(``), a built-in suite name
+    (:mod:`opbench.suites`, or ``suite_dir``), a ``.json`` benchmark config, or a case file.
     An unknown spec raises ``FileNotFoundError`` naming it and the suites there are.
     """
+    from opbench import suites
+
+    suite_dir = suite_dir or suites.DIR
     result = CaseSet()
     for spec in specs:
         if "(" in spec:
@@ -89,6 +94,6 @@ def resolve(specs: list[str], suite_dir: Path | None = None, *, unknown_dim: int
         elif path.is_file():
             result.add(load_case_file(path))
         else:
-            known = ", ".join(suite_names(suite_dir)) if suite_dir else "none"
+            known = ", ".join(suite_names(suite_dir)) or "none"
             raise FileNotFoundError(f"'{spec}' is not a case file, a JSON config or a built-in suite ({known})")
     return result

@@ -1,4 +1,4 @@
-"""Every line of accuracy/suites/core.txt gives the same forward result on Paddle and on its torch mapping.
+"""Every line of opbench/suites/core.txt gives the same forward result on Paddle and on its torch mapping.
 
 Runs both CPU providers with one seed (identical inputs) and compares with a per-dtype
 tolerance. A failure names the suite line, so a wrong mapping or a bad line shows at once.
@@ -18,7 +18,7 @@ from opbench.cases import parse_line  # noqa: E402
 from opbench.inputs import generate  # noqa: E402
 from opbench.providers import flatten, get_provider  # noqa: E402
 
-SUITE = Path(__file__).resolve().parents[2] / "accuracy" / "suites" / "core.txt"
+SUITE = Path(__file__).resolve().parents[2] / "opbench" / "suites" / "core.txt"
 
 # (rtol, atol) per output dtype; integer and bool outputs must match exactly.
 TOLERANCES: dict[str, tuple[float, float]] = {

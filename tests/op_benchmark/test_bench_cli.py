@@ -17,8 +17,8 @@ CASES = ['paddle.lerp(Tensor([16, 64],"float32"), Tensor([16, 64],"float32"), 0.
 @pytest.fixture(scope="module")
 def bench_json(tmp_path_factory):
     d = tmp_path_factory.mktemp("bench")
-    rc = main(["bench", *CASES, "--device", "cpu", "--providers", "paddle,torch", "--budget", "5",
-               "--warmup", "0", "--json", str(d / "r.json"), "--markdown", str(d / "r.md"),
+    rc = main(["bench", *CASES, "--device", "cpu", "--providers", "paddle,torch", "--budget", "60",
+               "--warmup", "10", "--json", str(d / "r.json"), "--markdown", str(d / "r.md"),
                "--csv", str(d / "r.csv"), "--no-progress"])
     return rc, d
 
@@ -50,6 +50,8 @@ def test_compare_same_file_passes_and_slower_file_fails(bench_json, tmp_path, ca
     for r in data["records"]:
         if r["status"] == "ok":
             r["samples_us"] = [s * 1.5 for s in r["samples_us"]]
+            r["median_us"] *= 1.5
+            r["round_medians"] = [m * 1.5 for m in r["round_medians"] or []] or None
     slow = tmp_path / "slow.json"
     slow.write_text(json.dumps(data))
     assert main(["compare", str(d / "r.json"), str(slow), "--markdown", str(tmp_path / "c.md")]) == 1
