@@ -31,6 +31,7 @@ KINDS = (
     "sections",  # positive sizes that sum to `of`'s size along an axis
     "sorted",  # uniform values, sorted along the last axis
     "spd",  # symmetric positive-definite matrices (the last two dims)
+    "boxes",  # [K, 4] boxes (x1, y1, x2, y2), x1 < x2 and y1 < y2, inside the image `of` ([N, C, H, W])
 )
 
 
@@ -89,6 +90,11 @@ def index_into(param: str, axis_param: str | None = "axis", axis: int = 0, disti
 def bounded_by(param: str) -> Domain:
     """Integers in ``[0, n)`` where ``n`` is the int argument ``param`` (``one_hot``'s ``num_classes``)."""
     return Domain(low=0.0, high=1.0, kind="bound", of=param)
+
+
+def boxes_in(param: str) -> Domain:
+    """Boxes ``(x1, y1, x2, y2)`` inside the image ``param`` (``[N, C, H, W]``): ``roi_align``'s rois."""
+    return Domain(kind="boxes", of=param)
 
 
 def shape_of(param: str) -> Domain:

@@ -170,6 +170,21 @@ def _sections_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator,
     return np.diff(np.concatenate([[0], cuts, [total]])).reshape(spec.shape)
 
 
+def _boxes_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any) -> np.ndarray:
+    """Boxes ``(x1, y1, x2, y2)`` with corners inside the image ``context`` (``[N, C, H, W]``), at least
+    a quarter pixel wide and tall."""
+    if spec.shape[-1:] != (4,) or len(context) < 2:
+        return _uniform_values(spec, domain, rng)
+    h, w = context[-2], context[-1]
+    n = spec.numel // 4
+    x = np.sort(rng.uniform(0, max(w, 1), (n, 2)), axis=1)
+    y = np.sort(rng.uniform(0, max(h, 1), (n, 2)), axis=1)
+    x[:, 1] = np.maximum(x[:, 1], x[:, 0] + 0.25)
+    y[:, 1] = np.maximum(y[:, 1], y[:, 0] + 0.25)
+    boxes = np.stack([x[:, 0], y[:, 0], x[:, 1], y[:, 1]], axis=1).reshape(spec.shape)
+    return _round(boxes.astype("float64" if spec.dtype == "float64" else "float32"), spec.dtype)
+
+
 _DRAW = {
     "uniform": _uniform_values,
     "sorted": _sorted_values,
@@ -179,6 +194,7 @@ _DRAW = {
     "axes": _axes_values,
     "permutation": _permutation_values,
     "sections": _sections_values,
+    "boxes": _boxes_values,
 }
 _INT_KINDS = frozenset({"shape", "broadcast", "axes", "permutation", "sections"})
 
@@ -273,7 +289,7 @@ def _context(domain: Domain, bound: dict[str, Any]) -> Any:
         return target if isinstance(target, int) and not isinstance(target, bool) and target > 0 else None
     if not isinstance(target, TensorSpec):
         return None
-    if domain.kind in ("shape", "broadcast", "axes", "permutation"):
+    if domain.kind in ("shape", "broadcast", "axes", "permutation", "boxes"):
         return target.shape
     if not target.shape:
         return target.numel

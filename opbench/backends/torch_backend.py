@@ -19,7 +19,8 @@ except ImportError:  # pragma: no cover - exercised where torch is absent
 _NAMES = {
     "bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
     "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
-    "complex64": "complex64", "complex128": "complex128",
+    "complex64": "complex64", "complex128": "complex128", "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from opbench.mapping.converters import scalar, torch_module
@@ -122,3 +123,60 @@ def send_uv(a: dict[str, Any]) -> Any:
 def softmax_mask_fuse(a: dict[str, Any]) -> Any:
     """softmax(x + mask) over the last axis."""
     return torch_module().softmax(a["x"] + a["mask"], dim=-1)
+
+
+def roi_align(a: dict[str, Any]) -> Any:
+    """RoIAlign in plain torch ops (torchvision is not a dependency), as Paddle computes it.
+
+    Each box (``x1, y1, x2, y2`` in input coordinates, times ``spatial_scale``; half a pixel less
+    when ``aligned``) is cut into ``output_size`` bins; each bin averages ``sampling_ratio`` x
+    ``sampling_ratio`` bilinear samples (``ceil(bin size)`` per axis when it is not positive).
+    A sample more than a pixel outside the map counts as zero; ``boxes_num[i]`` boxes belong to
+    image ``i``.
+    """
+    torch = torch_module()
+    x, boxes = a["x"], a["boxes"]
+    size = a["output_size"]
+    ph, pw = (size, size) if isinstance(size, int) else (int(size[0]), int(size[1]))
+    scale, ratio, aligned = float(scalar(a["spatial_scale"])), int(a["sampling_ratio"]), bool(a["aligned"])
+    counts = a["boxes_num"].to(torch.int64).reshape(-1)
+    image = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts)
+    height, width = x.shape[-2], x.shape[-1]
+    offset = 0.5 if aligned else 0.0
+    outs = []
+    for k in range(boxes.shape[0]):
+        x1, y1, x2, y2 = (float(v) * scale - offset for v in boxes[k].detach().tolist())
+        rw, rh = x2 - x1, y2 - y1
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / ph, rw / pw
+        gh = ratio if ratio > 0 else max(int(math.ceil(rh / ph)), 1)
+        gw = ratio if ratio > 0 else max(int(math.ceil(rw / pw)), 1)
+        ys = y1 + (torch.arange(ph * gh, dtype=torch.float64) // gh) * bh + (
+            torch.arange(ph * gh, dtype=torch.float64) % gh + 0.5) * bh / gh
+        xs = x1 + (torch.arange(pw * gw, dtype=torch.float64) // gw) * bw + (
+            torch.arange(pw * gw, dtype=torch.float64) % gw + 0.5) * bw / gw
+        (yl, yh, ly), (xl, xh, lx) = _bilinear_axis(ys, height), _bilinear_axis(xs, width)
+        valid = ((ys >= -1) & (ys <= height))[:, None] & ((xs >= -1) & (xs <= width))[None, :]
+        f = x[image[k]]
+        ly, lx = ly.to(x.dtype)[:, None], lx.to(x.dtype)[None, :]
+        v = ((1 - ly) * (1 - lx) * f[:, yl[:, None], xl[None, :]] + (1 - ly) * lx * f[:, yl[:, None], xh[None, :]]
+             + ly * (1 - lx) * f[:, yh[:, None], xl[None, :]] + ly * lx * f[:, yh[:, None], xh[None, :]])
+        v = v * valid.to(x.dtype)
+        outs.append(v.reshape(x.shape[1], ph, gh, pw, gw).sum(dim=(2, 4)) / (gh * gw))
+    if not outs:
+        return x.new_zeros((0, x.shape[1], ph, pw))
+    return torch.stack(outs)
+
+
+def _bilinear_axis(pos: Any, size: int) -> tuple[Any, Any, Any]:
+    """Low and high neighbour indices and the weight of the high one, for sample positions on an axis
+    of ``size`` (positions below 0 are read at 0, those at or past the last pixel at the last)."""
+    torch = torch_module()
+    p = pos.clamp(min=0)
+    low = p.floor().to(torch.int64)
+    last = low >= size - 1
+    low = torch.where(last, torch.full_like(low, size - 1), low)
+    high = torch.where(last, low, low + 1)
+    p = torch.where(last, low.to(p.dtype), p)
+    return low, high, p - low
