@@ -116,10 +116,3 @@ def device_figures_batch(backend: Any, pairs: list[tuple[Any, Any, Tolerance]]) 
     the figures stay on the device until all are computed, then come back in one copy."""
     got = backend.close_figures_batch([(a, e, tol.atol, tol.rtol) for a, e, tol in pairs])
     return [Figures(*f) for f in got]
-
-
-def max_abs_error(actual: np.ndarray, truth: np.ndarray) -> float:
-    """Largest ``|actual - truth|`` (the float64 third opinion), NaN where either is NaN but not both."""
-    if actual.size == 0:
-        return 0.0
-    return host_figures(actual, truth, Tolerance(0.0, 0.0)).max_abs

@@ -216,11 +216,6 @@ class TensorInput:
     domain: Domain
     context: Any = None
 
-    @property
-    def index_size(self) -> int | None:
-        """The bound of an index-like domain (None for other kinds)."""
-        return self.context if self.domain.kind in ("index", "bound", "sections") else None
-
 
 def tensor_inputs(case: Case) -> list[TensorInput]:
     """Each tensor of the case, in :meth:`Case.tensors` order, with what its values depend on."""
