@@ -30,7 +30,8 @@ FRAMEWORKS = ("paddle", "torch")
 CXX_FLAGS = ["-O3", "-std=c++17"]
 CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
 
-_CORE = ["broadcast.h", "lerp_cpu.h", "lerp.cuh"]
+# The framework-free core: the CPU header, and lerp.cuh with the parts it includes (one per path).
+_CORE = ["broadcast.h", "lerp_cpu.h", *sorted(p.name for p in CSRC.glob("lerp*.cuh"))]
 _SOURCES = {
     ("torch", "cpu"): ["torch_lerp.cpp"],
     ("torch", "gpu"): ["torch_lerp.cpp", "torch_lerp.cu"],

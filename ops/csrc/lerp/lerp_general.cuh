@@ -1,0 +1,432 @@
+// lerp CUDA core, part: broadcast forward (nd, runtime-dims) and the general backward kernels (gen_r, gen_k, finalize).
+// Included in order by lerp.cuh; see its header for the paths and when each is chosen.
+#pragma once
+
+#include "lerp_contig.cuh"
+
+namespace lerp_core {
+namespace gpu {
+
+// --------------------------------------------------------------- general --
+template <typename T>
+struct GenArgs {
+  const T* g = nullptr;  // dout (backward)
+  const T* x = nullptr;
+  const T* y = nullptr;
+  const T* w = nullptr;  // null: scalar wsc
+  double wsc = 0.0;
+  T* out = nullptr;                          // forward output
+  T* dx = nullptr;                           // full-size gradients written in this pass
+  T* dy = nullptr;
+  T* dw = nullptr;
+  T* tgt = nullptr;                          // reduced gradient (when P == 1)
+  typename AccOf<T>::type* ws = nullptr;       // partials [P, M] (when P > 1)
+  int target = -1;                           // kX, kY, kW or -1
+  // gen_k only: a second reduced gradient that is constant over the kept dims
+  // and over each slice of the reduced range: one partial per block.
+  int target2 = -1;
+  typename AccOf<T>::type* ws2 = nullptr;      // [P, gridDim.x] block partials
+  int64_t* key2 = nullptr;                   // [P] target2 index of each slice
+  T* tgt2 = nullptr;                         // target2's gradient
+  int P = 1;
+  int64_t chunk = 0;
+  int subs = 1;          // gen_k: threads per kept group (> 1: few groups, or a short reduced range)
+  unsigned mask = 0xfu;  // tensors whose offsets are needed (bit kOut, kX, kY, kW)
+};
+
+// The inputs every general pass reads: dout (null in the forward), x, y and the weight (null: scalar wsc).
+template <typename T>
+GenArgs<T> gen_inputs(const T* g, const T* x, const T* y, const T* w, double wsc) {
+  GenArgs<T> a;
+  a.g = g;
+  a.x = x;
+  a.y = y;
+  a.w = w;
+  a.wsc = wsc;
+  return a;
+}
+
+// forward with broadcasting: out is contiguous (offset = position); the
+// offsets of x, y, w (bits of a.mask: the broadcast ones that are not a
+// single element) come from one index decomposition per pack over the
+// collapsed dims (32-bit magic-number divisions when I = int32_t). One pack
+// per thread, grid-stride.
+template <typename T, int VEC, typename I>
+__global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs<T> a, int64_t nv) {
+  using A = typename AccOf<T>::type;
+  const int nd = lay.nk + lay.nr;
+  const int inner = nd - 1;
+  const bool bx = lay.stride[kX][inner] == 0, by = lay.stride[kY][inner] == 0;
+  const bool bw = a.w != nullptr && lay.stride[kW][inner] == 0;
+  const A wsc = static_cast<A>(a.wsc);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; p < nv; p += step) {
+    const I e = static_cast<I>(p * VEC);
+    I off[kNumT];
+    decompose_dev<I>(lay, 0, nd, e, a.mask, off);
+    const I ox = (a.mask & (1u << kX)) ? off[kX] : (bx ? I(0) : e);
+    const I oy = (a.mask & (1u << kY)) ? off[kY] : (by ? I(0) : e);
+    Raw<T, VEC> xp, yp, wp;
+    load_raw<T, VEC>(a.x, ox, bx, xp);
+    load_raw<T, VEC>(a.y, oy, by, yp);
+    if (a.w) {
+      const I ow = (a.mask & (1u << kW)) ? off[kW] : (bw ? I(0) : e);
+      load_raw<T, VEC>(a.w, ow, bw, wp);
+    }
+    A o[VEC];
+    lerp_pack<T, VEC>(xp, yp, wp, a.w != nullptr, wsc, o);
+    store_pack<T, VEC>(a.out, e, o);
+  }
+}
+
+// Layout of a forward with broadcasting in at most 4 collapsed dims and
+// 32-bit offsets, for fwd_nd_kernel: the dims count is a template parameter,
+// so the index math unrolls and every size, magic number and stride is an
+// immediate kernel-parameter operand (no indexed parameter loads).
+template <int ND>
+struct NdLayout {
+  int32_t size[ND];
+  uint32_t magic[ND], shift[ND];
+  int32_t stride[3][ND];  // x, y, w (0 where broadcast)
+  bool vec[3];            // read VEC-wide (else one element per pack: broadcast along the innermost dim)
+};
+
+// Offsets of x, y, w at output position e (branch-free: every operand's
+// strides are applied, 0 where it is broadcast).
+template <int ND>
+__device__ __forceinline__ void nd_offsets(const NdLayout<ND>& L, int32_t e, int32_t (&o)[3]) {
+  o[0] = o[1] = o[2] = 0;
+#pragma unroll
+  for (int i = ND - 1; i > 0; --i) {
+    const int32_t q = static_cast<int32_t>(fast_div(static_cast<uint32_t>(e), L.magic[i], L.shift[i]));
+    const int32_t c = e - q * L.size[i];
+#pragma unroll
+    for (int t = 0; t < 3; ++t) o[t] += c * L.stride[t][i];
+    e = q;
+  }
+#pragma unroll
+  for (int t = 0; t < 3; ++t) o[t] += e * L.stride[t][0];
+}
+
+// Forward with broadcasting, ND <= 4 collapsed dims, 32-bit offsets: U
+// packs per thread (block b owns packs [b*256*U, (b+1)*256*U)), every load
+// issued before any store, no grid-stride loop (the grid covers the packs).
+// A pack's offsets come from one unrolled index decomposition (about 7
+// instructions per dim); w null: the scalar wsc.
+template <typename T, int VEC, int ND, int U>
+__global__ void __launch_bounds__(kThreads)
+    fwd_nd_kernel(NdLayout<ND> L, const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w,
+                  typename AccOf<T>::type wsc, T* __restrict__ out, int32_t nv) {
+  using A = typename AccOf<T>::type;
+  const int32_t base = static_cast<int32_t>(blockIdx.x) * (kThreads * U) + static_cast<int32_t>(threadIdx.x);
+  Raw<T, VEC> xp[U], yp[U], wp[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int32_t p = base + u * kThreads;
+    if (p < nv) {
+      int32_t o[3];
+      nd_offsets<ND>(L, p * VEC, o);
+      load_raw<T, VEC>(x, o[0], !L.vec[0], xp[u]);
+      load_raw<T, VEC>(y, o[1], !L.vec[1], yp[u]);
+      if (w) load_raw<T, VEC>(w, o[2], !L.vec[2], wp[u]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int32_t p = base + u * kThreads;
+    if (p < nv) {
+      A r[VEC];
+      lerp_pack<T, VEC>(xp[u], yp[u], wp[u], w != nullptr, wsc, r);
+      store_pack<T, VEC>(out, p * VEC, r);
+    }
+  }
+}
+
+// Raw values loaded for one position (VEC consecutive along the innermost
+// dim): dout, the weight, and x, y when a weight gradient is needed.
+template <typename T, int VEC>
+struct Vals {
+  Raw<T, VEC> g, w, x, y;
+};
+
+template <typename T, int VEC, bool XY, typename I>
+__device__ __forceinline__ void load_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
+                                          Vals<T, VEC>& v) {
+  if (a.w) load_raw<T, VEC>(a.w, o[kW], lay.stride[kW][inner] == 0, v.w);
+  load_raw<T, VEC>(a.g, o[kOut], false, v.g);
+  if (XY) {
+    load_raw<T, VEC>(a.x, o[kX], lay.stride[kX][inner] == 0, v.x);
+    load_raw<T, VEC>(a.y, o[kY], lay.stride[kY][inner] == 0, v.y);
+  }
+}
+
+// One gradient's values for a position: store the full-size one, add to the
+// reduced target's accumulators (per lane), or to target2's (one sum).
+template <typename T, int VEC, typename I>
+__device__ __forceinline__ void emit(const GenArgs<T>& a, int t, T* full, I off, const typename AccOf<T>::type (&r)[VEC],
+                                     typename AccOf<T>::type (&contrib)[VEC], typename AccOf<T>::type& acc2) {
+  if (full) store_pack<T, VEC>(full, off, r);
+  if (a.target == t) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) contrib[k] += r[k];
+  }
+  if (a.target2 == t) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) acc2 += r[k];
+  }
+}
+
+template <typename T, int VEC, bool XY, typename I>
+__device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
+                                         const Vals<T, VEC>& v, typename AccOf<T>::type (&contrib)[VEC],
+                                         typename AccOf<T>::type& acc2) {
+  using A = typename AccOf<T>::type;
+  A r[VEC], g[VEC], w[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    g[k] = raw_at<T, VEC>(v.g, k);
+    w[k] = a.w ? raw_at<T, VEC>(v.w, k) : static_cast<A>(a.wsc);
+  }
+  if (a.dx || a.target == kX || a.target2 == kX) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (A(1) - w[k]);
+    emit<T, VEC, I>(a, kX, a.dx, o[kOut], r, contrib, acc2);
+  }
+  if (a.dy || a.target == kY || a.target2 == kY) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * w[k];
+    emit<T, VEC, I>(a, kY, a.dy, o[kOut], r, contrib, acc2);
+  }
+  if (XY) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) r[k] = g[k] * (raw_at<T, VEC>(v.y, k) - raw_at<T, VEC>(v.x, k));
+    emit<T, VEC, I>(a, kW, a.dw, o[kOut], r, contrib, acc2);
+  }
+}
+
+// Positions r = start, start + step, ... < end over the reduced dims, offset
+// by the kept-dims offsets `ok`; B positions per batch, all loads of a batch
+// issued before any use.
+template <typename T, int VEC, int B, bool XY, typename I>
+__device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a, int inner, const I (&ok)[kNumT],
+                                          I start, I end, I step, typename AccOf<T>::type (&acc)[VEC],
+                                          typename AccOf<T>::type& acc2) {
+  const int rlo = lay.nk, rhi = lay.nk + lay.nr;
+  for (I r = start; r < end; r += step * B) {
+    I o[B][kNumT];
+    Vals<T, VEC> v[B];
+#pragma unroll
+    for (int u = 0; u < B; ++u) {
+      const I ru = r + u * step;
+      if (ru < end) {
+        decompose_dev<I>(lay, rlo, rhi, ru, a.mask, o[u]);
+#pragma unroll
+        for (int t = 0; t < kNumT; ++t) o[u][t] += ok[t];
+        load_vals<T, VEC, XY, I>(lay, a, inner, o[u], v[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < B; ++u) {
+      if (r + u * step < end) use_vals<T, VEC, XY, I>(lay, a, inner, o[u], v[u], acc, acc2);
+    }
+  }
+}
+
+// Backward, reduced dims innermost: grid (P slices of L, kept indices j).
+template <typename T, int VEC, int B, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  const int inner = lay.nk + lay.nr - 1;
+  for (int64_t j = blockIdx.y; j < lay.M; j += gridDim.y) {
+    I ok[kNumT];
+    decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+    const int64_t r0 = static_cast<int64_t>(blockIdx.x) * a.chunk;
+    const int64_t r1 = (r0 + a.chunk < lay.L) ? r0 + a.chunk : lay.L;
+    A acc[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+    A acc2 = A(0);
+    run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + static_cast<int64_t>(threadIdx.x) * VEC),
+                            static_cast<I>(r1), static_cast<I>(kThreads * VEC), acc, acc2);
+    if (a.target >= 0) {
+      A s = A(0);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) s += acc[k];
+      s = block_sum(s);
+      if (threadIdx.x == 0) {
+        if (a.P == 1) {
+          a.tgt[j] = cvt_out<T>(s);
+        } else {
+          a.ws[static_cast<int64_t>(blockIdx.x) * lay.M + j] = s;
+        }
+      }
+    }
+  }
+}
+
+// Backward, kept dims innermost: thread per VEC kept indices, grid.y = P
+// slices of L. a.subs > 1 (few kept indices, or a short reduced range): a
+// block covers tiles of G = kThreads / subs groups, each thread taking
+// positions r0 + sub + k * subs of its slice. subs a power of two <= 32
+// (32-bit indices, float sums): a group's subs threads are adjacent lanes
+// (group t / subs, sub t % subs) and their sums meet in a fixed shuffle
+// tree; otherwise thread t handles group t % G, sub t / G, and the sums are
+// added in fixed order through shared memory. With a.target2: that
+// gradient's per-block sum goes to ws2[blockIdx.y * gridDim.x + blockIdx.x]
+// and the slice's target2 index to key2[blockIdx.y].
+template <typename T, int VEC, int B, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  const int inner = lay.nk - 1;
+  const int64_t ngroups = lay.M / VEC;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.chunk;
+  const int64_t r1 = (r0 + a.chunk < lay.L) ? r0 + a.chunk : lay.L;
+  A acc2 = A(0);
+  if (a.subs > 1) {
+    // shfl: a group's subs threads are adjacent lanes (sub = t % subs); else they are kThreads / subs
+    // apart (sub = t / ng, which keeps the loads of a warp on consecutive packs) and meet in part[].
+    const bool shfl = sizeof(I) == 4 && sizeof(A) == 4 && a.subs <= 32 && (a.subs & (a.subs - 1)) == 0;
+    __shared__ A part[kThreads * VEC];
+    const int ng = kThreads / a.subs;  // groups per tile
+    const int t = static_cast<int>(threadIdx.x);
+    const int sub = shfl ? t & (a.subs - 1) : t / ng;
+    const int gl = shfl ? t / a.subs : t - sub * ng;
+    for (int64_t t0 = static_cast<int64_t>(blockIdx.x) * ng; t0 < ngroups; t0 += static_cast<int64_t>(gridDim.x) * ng) {
+      const int64_t j = (t0 + gl) * VEC;
+      const bool live = t0 + gl < ngroups;
+      A acc[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+      if (live && sub < a.subs) {
+        I ok[kNumT];
+        decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+        run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0 + sub), static_cast<I>(r1),
+                                    static_cast<I>(a.subs), acc, acc2);
+      }
+      if (shfl) {  // every lane takes part (the loop bounds are block-uniform)
+        for (int o = a.subs / 2; o > 0; o >>= 1) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) part[t * VEC + k] = acc[k];
+        __syncthreads();
+        if (live && sub == 0) {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+          for (int q = 0; q < a.subs; ++q) {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) acc[k] += part[(q * ng + gl) * VEC + k];
+          }
+        }
+      }
+      if (live && sub == 0) {
+        if (a.P == 1) {
+          store_pack<T, VEC>(a.tgt, j, acc);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+        }
+      }
+      if (!shfl) __syncthreads();  // part[] is reused by the next tile
+    }
+  } else {
+    for (int64_t jg = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; jg < ngroups;
+         jg += static_cast<int64_t>(gridDim.x) * kThreads) {
+      const int64_t j = jg * VEC;
+      I ok[kNumT];
+      decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
+      A acc[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+      run_range<T, VEC, B, XY, I>(lay, a, inner, ok, static_cast<I>(r0), static_cast<I>(r1), I(1), acc, acc2);
+      if (a.P == 1) {
+        store_pack<T, VEC>(a.tgt, j, acc);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) a.ws[static_cast<int64_t>(blockIdx.y) * lay.M + j + k] = acc[k];
+      }
+    }
+  }
+  if (a.target2 >= 0) {
+    const A s = block_sum(acc2);
+    if (threadIdx.x == 0) {
+      a.ws2[static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = s;
+      if (blockIdx.x == 0) {
+        int64_t off[kNumT];
+        decompose_dev<int64_t>(lay, lay.nk, lay.nk + lay.nr, r0, 1u << a.target2, off);
+        a.key2[blockIdx.y] = off[a.target2];
+      }
+    }
+  }
+}
+
+// Fixed-order sums of partials into a reduced gradient. mode 1: thread per
+// target, ws [P, M]; 2: warp per target (lanes split P), ws [P, M]; 3: warp
+// per target over ws [P, G] where slice p belongs to target keys[p].
+template <typename T>
+struct FinJob {
+  const typename AccOf<T>::type* ws = nullptr;
+  const int64_t* keys = nullptr;
+  int64_t P = 0, M = 0, G = 1;
+  T* tgt = nullptr;
+  int mode = 0;
+  int64_t blocks = 0;
+};
+
+// One target's P partials (stride apart) summed by a warp in fixed order:
+// lane l adds partials l, l + 32, ..., then a fixed shuffle tree; lane 0
+// holds the sum. Shared by finalize_kernel and rows_kernel's last block, so
+// both give the same bits.
+template <typename A>
+__device__ __forceinline__ A warp_sum_partials(const A* ws, int64_t P, int64_t stride) {
+  const int lane = threadIdx.x & 31;
+  A s = A(0);
+  for (int64_t p = lane; p < P; p += 32) s += __ldcg(ws + p * stride);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+  return s;
+}
+
+template <typename T>
+__device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
+  using A = typename AccOf<T>::type;
+  if (j.mode == 1) {
+    for (int64_t m = bid * kThreads + threadIdx.x; m < j.M; m += j.blocks * kThreads) {
+      A s = A(0);
+      for (int64_t p = 0; p < j.P; ++p) s += j.ws[p * j.M + m];
+      j.tgt[m] = cvt_out<T>(s);
+    }
+    return;
+  }
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = j.blocks * (kThreads / 32);
+  for (int64_t m = bid * (kThreads / 32) + (threadIdx.x >> 5); m < j.M; m += warps) {
+    A s = A(0);
+    if (j.mode == 2) {
+      s = warp_sum_partials<A>(j.ws + m, j.P, j.M);
+    } else {
+      for (int64_t p = lane; p < j.P; p += 32) {
+        if (j.keys[p] != m) continue;
+        for (int64_t q = 0; q < j.G; ++q) s += j.ws[p * j.G + q];
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    }
+    if (lane == 0) j.tgt[m] = cvt_out<T>(s);
+  }
+}
+
+// Up to two finalize jobs in one launch: blocks [0, a.blocks) run a, the rest b.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) finalize_kernel(FinJob<T> a, FinJob<T> b) {
+  if (static_cast<int64_t>(blockIdx.x) < a.blocks) {
+    fin_run<T>(a, blockIdx.x);
+  } else {
+    fin_run<T>(b, static_cast<int64_t>(blockIdx.x) - a.blocks);
+  }
+}
+
+}  // namespace gpu
+}  // namespace lerp_core

@@ -1,0 +1,554 @@
+// lerp CUDA core, part: host: the backward path choice (rows, cols, gen_r, gen_k) and its launches; the public entry points.
+// Included in order by lerp.cuh; see its header for the paths and when each is chosen.
+#pragma once
+
+#include "lerp_launch_fwd.cuh"
+
+namespace lerp_core {
+namespace gpu {
+
+// Does the reduction of `target` over this layout run as gen_r (its reduced
+// dims innermost, or nothing kept)? Else gen_k.
+inline bool reduced_inner(const Layout& lay, int target) {
+  const int nd = lay.nk + lay.nr;
+  return target < 0 || (lay.nr > 0 && lay.stride[kOut][nd - 1] == 1 && lay.L >= 256) || lay.nk == 0;
+}
+
+template <typename T, int VEC, int B, bool XY, typename I>
+struct GenKernels {
+  static const void* ptr(bool kept_inner) {
+    return kept_inner ? reinterpret_cast<const void*>(&gen_k_kernel<T, VEC, B, XY, I>)
+                      : reinterpret_cast<const void*>(&gen_r_kernel<T, VEC, B, XY, I>);
+  }
+  static void launch(bool kept_inner, dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
+    if (kept_inner) {
+      gen_k_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
+    } else {
+      gen_r_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
+    }
+  }
+};
+
+// The gen kernel instantiation: vectorized or not, 32- or 64-bit indices,
+// and whether x and y are read (a weight gradient). Positions per batch: 4
+// for 32-bit vectorized passes without x, y (measured on an H200: 13.0 vs
+// 15.4 us for the [16,1,1,1] x [16,3,224,224] backward); 1 otherwise (with
+// x, y the batch's registers cost more than it gained: 16.9 vs 18.1 us for
+// [16,102400] with w [1]).
+template <typename T>
+struct GenPick {
+  bool kept_inner, vec, small, xy;
+  template <bool XY>
+  const void* ptr_xy() const {
+    constexpr int V = vec_of<T>();
+    if (!small) return vec ? GenKernels<T, V, 1, XY, int64_t>::ptr(kept_inner) : GenKernels<T, 1, 1, XY, int64_t>::ptr(kept_inner);
+    if (!vec) return GenKernels<T, 1, 1, XY, int32_t>::ptr(kept_inner);
+    return GenKernels<T, V, XY ? 1 : 4, XY, int32_t>::ptr(kept_inner);
+  }
+  template <bool XY>
+  void launch_xy(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
+    constexpr int V = vec_of<T>();
+    if (!small) {
+      if (vec) {
+        GenKernels<T, V, 1, XY, int64_t>::launch(kept_inner, grid, lay, a, stream);
+      } else {
+        GenKernels<T, 1, 1, XY, int64_t>::launch(kept_inner, grid, lay, a, stream);
+      }
+    } else if (!vec) {
+      GenKernels<T, 1, 1, XY, int32_t>::launch(kept_inner, grid, lay, a, stream);
+    } else {
+      GenKernels<T, V, XY ? 1 : 4, XY, int32_t>::launch(kept_inner, grid, lay, a, stream);
+    }
+  }
+  const void* kernel() const { return xy ? ptr_xy<true>() : ptr_xy<false>(); }
+  void launch(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
+    if (xy) {
+      launch_xy<true>(grid, lay, a, stream);
+    } else {
+      launch_xy<false>(grid, lay, a, stream);
+    }
+  }
+};
+
+// Smallest divisor of e that is >= c (e itself when c > e).
+inline int64_t divisor_at_least(int64_t e, int64_t c) {
+  if (c >= e) return e;
+  for (int64_t d = std::max<int64_t>(c, 1); d < e; ++d)
+    if (e % d == 0) return d;
+  return e;
+}
+
+// Per-(device, stream) ticket counters of rows_kernel: kRowCounters zeroed
+// once on the stream when first asked for, and left at zero by every launch
+// that uses them, so the stream's launches (which run one after another)
+// share them. Null, so that the caller falls back to a finalize launch, when
+// more rows are needed or the stream is being captured into a graph (a graph
+// may be replayed on another stream, concurrently with this one's work).
+// LERP_ROW_COUNTERS=0 always returns null (read once; for experiments).
+constexpr int64_t kRowCounters = 8192;
+
+inline unsigned* row_counters(cudaStream_t stream, int64_t rows) {
+  static const int on = env_int("LERP_ROW_COUNTERS", 1);
+  if (!on || rows > kRowCounters) return nullptr;
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &cap) != cudaSuccess) {
+    (void)cudaGetLastError();  // e.g. the legacy stream while another one captures: treat as capturing
+    return nullptr;
+  }
+  if (cap != cudaStreamCaptureStatusNone) return nullptr;
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  static std::mutex mu;
+  static std::map<std::pair<int, cudaStream_t>, unsigned*> pool;  // kept for the process's life
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = pool.find({dev, stream});
+  if (it != pool.end()) return it->second;
+  // Relaxed capture mode: allocating here must not invalidate another thread's graph capture.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, sizeof(unsigned) * kRowCounters);
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
+  check_cuda(e, "cudaMalloc (row counters)");
+  check_cuda(cudaMemsetAsync(p, 0, sizeof(unsigned) * kRowCounters, stream), "cudaMemsetAsync (row counters)");
+  pool[{dev, stream}] = static_cast<unsigned*>(p);
+  return static_cast<unsigned*>(p);
+}
+
+// Can this backward pass run as rows_kernel? One reduced gradient (nothing
+// fused) whose reduced positions are the innermost, contiguous ones of dout
+// (dout is [M, L] row-major), a weight constant along each row, and for the
+// weight's gradient x and y laid out like dout. LERP_ROWS=0 sends these to
+// gen_r (read once; for experiments).
+template <typename T>
+bool rows_apply(const Layout& lay, const GenArgs<T>& a) {
+  static const int on = env_int("LERP_ROWS", 1);
+  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return false;
+  const int nd = lay.nk + lay.nr;
+  if (lay.nr != 1 || lay.nk > 1 || lay.stride[kOut][nd - 1] != 1 || !reduced_inner(lay, a.target)) return false;
+  if (lay.nk == 1 && lay.stride[kOut][0] != lay.L) return false;
+  if (a.w && lay.stride[kW][nd - 1] != 0) return false;
+  if (a.target == kW) {
+    for (int i = 0; i < nd; ++i)
+      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
+  }
+  return true;
+}
+
+template <typename T, int VEC, bool XY>
+struct RowKernels {
+  template <int U>
+  static const void* ptr(bool i64) {
+    return i64 ? reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int64_t>)
+               : reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int32_t>);
+  }
+  template <int U>
+  static void launch(bool i64, dim3 grid, const RowArgs<T>& r, cudaStream_t stream) {
+    if (i64) {
+      rows_kernel<T, VEC, U, XY, int64_t><<<grid, kThreads, 0, stream>>>(r);
+    } else {
+      rows_kernel<T, VEC, U, XY, int32_t><<<grid, kThreads, 0, stream>>>(r);
+    }
+  }
+};
+
+// rows_kernel's packs per thread per step U and slices per row P: the
+// smallest U in {1, 2, 4} whose grid of one step per thread (P = packs per
+// row / (256 U)) fits in one wave of that kernel (H200, x [16,1,1,1] w 0.5:
+// U = 4, 7.5 us kernel time, against 10.3 with 2 and 11.4 with 1 on 66cbc9d,
+// docs/ops/diagnostics/h200/rows/rows_LERP_ROWS_PACKS*); otherwise
+// U = 4 and P equal slices such that the grid is about one wave (P = 1 when
+// the rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
+template <typename T, int VEC, bool XY>
+void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
+  using K = RowKernels<T, VEC, XY>;
+  static const int forced = env_int("LERP_ROWS_PACKS", 0);
+  const bool i64 = r.L >= (int64_t(1) << 30);
+  const int64_t lv = r.L / VEC;
+  const int64_t gy = std::min<int64_t>(r.M, 65535);
+  const int us[3] = {1, 2, 4};
+  const int64_t wave[3] = {wave_of(K::template ptr<1>(i64)), wave_of(K::template ptr<2>(i64)),
+                           wave_of(K::template ptr<4>(i64))};
+  int k = -1;
+  for (int i = 0; i < 3 && k < 0; ++i) {
+    const int64_t s1 = ceil_div(lv, int64_t(kThreads) * us[i]);  // one-step slices per row
+    if ((forced == 0 && s1 * gy <= wave[i]) || forced == us[i]) k = i;
+  }
+  int64_t cp = int64_t(kThreads) * us[k < 0 ? 2 : k];  // packs per slice: one step
+  if (k < 0) {  // big rows: U = 4 and P slices (of one or more steps), about one wave in all
+    k = 2;
+    cp = ceil_div(lv, std::max<int64_t>(1, std::min<int64_t>(ceil_div(lv, cp), ceil_div(wave[k], gy))));
+  }
+  r.chunk = std::max<int64_t>(1, cp) * VEC;
+  r.P = static_cast<int>(std::max<int64_t>(1, ceil_div(lv, cp)));
+  if (r.P > 1) {
+    r.ws = static_cast<typename AccOf<T>::type*>(alloc(sizeof(typename AccOf<T>::type) * r.P * r.M));
+    r.cnt = row_counters(stream, r.M);
+  }
+  const dim3 grid(static_cast<unsigned>(r.P), static_cast<unsigned>(gy));
+  if (us[k] == 1) {
+    K::template launch<1>(i64, grid, r, stream);
+  } else if (us[k] == 2) {
+    K::template launch<2>(i64, grid, r, stream);
+  } else {
+    K::template launch<4>(i64, grid, r, stream);
+  }
+  check_cuda(cudaGetLastError(), "rows kernel launch");
+  if (r.P > 1 && !r.cnt) {  // fixed-order sums of the partials by a second launch, as gen_r's
+    FinJob<T> f, none;
+    f.ws = r.ws;
+    f.P = r.P;
+    f.M = r.M;
+    f.tgt = r.tgt;
+    f.mode = 2;
+    f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(r.M, kThreads / 32), int64_t(sm_count()) * 8));
+    finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, none);
+    check_cuda(cudaGetLastError(), "finalize kernel launch");
+  }
+}
+
+// The rows or cols kernels' arguments for a pass over `lay` (one reduced
+// target, its kept dims in lay's dim 0 when it has any), and whether every
+// pointer it reads or writes full size is 16-byte aligned.
+template <typename T>
+bool fill_sum_args(const Layout& lay, const GenArgs<T>& a, SumArgs<T>& r) {
+  r.g = a.g;
+  r.x = a.x;
+  r.y = a.y;
+  r.w = a.w;
+  r.w_step = a.w && lay.nk == 1 ? lay.stride[kW][0] : 0;
+  r.wsc = a.wsc;
+  r.sum_lo = a.target == kX;
+  r.dx = a.target == kX ? nullptr : a.dx;
+  r.dy = a.target == kY ? nullptr : a.dy;
+  r.tgt = a.tgt;
+  r.M = lay.M;
+  r.L = lay.L;
+  return aligned16(r.g) && aligned16(r.dx) && aligned16(r.dy) && (a.target != kW || (aligned16(r.x) && aligned16(r.y)));
+}
+
+// The rows pass for a layout that rows_apply() accepts.
+template <typename T>
+void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  RowArgs<T> r;
+  const bool al = fill_sum_args<T>(lay, a, r);
+  const bool xy = a.target == kW;
+  if (al && r.L % V == 0) {
+    xy ? rows_launch<T, V, true>(r, alloc, stream) : rows_launch<T, V, false>(r, alloc, stream);
+  } else {
+    xy ? rows_launch<T, 1, true>(r, alloc, stream) : rows_launch<T, 1, false>(r, alloc, stream);
+  }
+}
+
+// Can this backward pass run as cols_kernel? One reduced gradient (nothing
+// fused) whose kept positions are the innermost, contiguous ones of dout
+// (dout is [L, M] row-major), at most kColsMaxRows rows (a lane's loop stays
+// short even with one lane per pack: longer column sums are sliced by
+// gen_k), enough columns to fill a wave of the GPU with at most 32 lanes per
+// column pack, a weight constant down each column, and for the weight's
+// gradient x and y laid out like dout. LERP_COLS=0 sends these to gen_k
+// (read once; for experiments).
+constexpr int64_t kColsMaxRows = 64;
+
+template <typename T>
+bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
+  static const int on = env_int("LERP_COLS", 1);
+  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return false;
+  if (lay.nk != 1 || lay.nr != 1 || lay.stride[kOut][0] != 1 || lay.stride[kOut][1] != lay.M) return false;
+  if (reduced_inner(lay, a.target) || (a.w && lay.stride[kW][1] != 0)) return false;
+  if (a.target == kW) {
+    for (int i = 0; i < 2; ++i)
+      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
+  }
+  const int64_t wave_threads = int64_t(sm_count()) * 2048;  // an upper bound of one wave's threads
+  return lay.L <= kColsMaxRows && lay.M / vec_of<T>() * 32 >= wave_threads && small_layout(lay);
+}
+
+// cols_kernel launch with VEC-element packs, U = 4 rows per step: lanes
+// per column pack `subs`, the largest power of two (<= 32, <= rows) whose grid still
+// fits in one wave (H200, x [3,224,224] vs y [16,3,224,224]: 4 lanes, 588
+// blocks, 6.5 us kernel time, against 6.8 with 2 lanes, 9.5 with 8 (1.8
+// waves), 11.8 with 16, and gen_k's 10.9); LERP_COLS_SUBS=1..32 forces it
+// (read once; for experiments).
+template <typename T, int VEC, bool XY>
+void cols_launch_v(ColArgs<T> c, cudaStream_t stream) {
+  constexpr int U = 4;
+  const int64_t groups = c.M / VEC;
+  const int64_t wave = wave_of(reinterpret_cast<const void*>(&cols_kernel<T, VEC, U, XY, int32_t>));
+  static const int forced = env_int("LERP_COLS_SUBS", 0);
+  int s = 1;
+  while (s < 32 && 2 * s <= c.L && ceil_div(groups * 2 * s, kThreads) <= wave) s *= 2;
+  if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) s = forced;
+  c.subs = s;
+  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(groups * s, kThreads)));
+  cols_kernel<T, VEC, U, XY, int32_t><<<blocks, kThreads, 0, stream>>>(c);
+  check_cuda(cudaGetLastError(), "cols kernel launch");
+}
+
+// The cols pass for a layout that cols_apply() accepts.
+template <typename T>
+void launch_cols(const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  ColArgs<T> c;
+  const bool al = fill_sum_args<T>(lay, a, c) && aligned16(c.tgt) && (!c.w || c.w_step == 0 || aligned16(c.w));
+  const bool xy = a.target == kW;
+  if (al && c.M % V == 0) {
+    xy ? cols_launch_v<T, V, true>(c, stream) : cols_launch_v<T, V, false>(c, stream);
+  } else {
+    xy ? cols_launch_v<T, 1, true>(c, stream) : cols_launch_v<T, 1, false>(c, stream);
+  }
+}
+
+// One backward pass over the output positions with one reduced target
+// (a.target) plus any full-size gradients, and optionally (gen_k only) a
+// second reduced target a.target2. Returns false, launching nothing, when
+// a.target2 is set but cannot be fused into this pass.
+template <typename T>
+bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStream_t stream) {
+  using A = typename AccOf<T>::type;
+  constexpr int V = vec_of<T>();
+  const int sms = sm_count();
+  const int nd = lay.nk + lay.nr;
+  const bool need_xy = a.target == kW || a.target2 == kW || a.dw != nullptr;
+  bool used[kNumT] = {true, need_xy, need_xy, a.w != nullptr};
+  a.mask = 0;
+  for (int t = 0; t < kNumT; ++t) a.mask |= used[t] ? (1u << t) : 0u;
+  if (a.target >= 0) a.mask |= 1u << a.target;
+  const bool small = small_layout(lay);
+  const bool al = aligned16(a.g) && aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out) &&
+                  aligned16(a.dx) && aligned16(a.dy) && aligned16(a.dw) && aligned16(a.tgt);
+  if (rows_apply<T>(lay, a)) {
+    launch_rows<T>(lay, a, alloc, stream);
+    return true;
+  }
+  if (cols_apply<T>(lay, a)) {
+    launch_cols<T>(lay, a, stream);
+    return true;
+  }
+  const bool inner_r = reduced_inner(lay, a.target);
+  GenPick<T> pick{!inner_r, false, small, need_xy};
+  int64_t P = 1, gx = 1, gy = 1;
+  if (inner_r) {
+    if (a.target2 >= 0) return false;
+    const int inner = nd - 1;
+    pick.vec = al && lay.nr > 0 && vec_ok(lay, inner, V, used);
+    const int v = pick.vec ? V : 1;
+    gy = std::min<int64_t>(lay.M, 65535);
+    // Enough blocks for one wave, at least one position (pack) per thread.
+    const int64_t want = wave_of(pick.kernel());
+    const int64_t max_p = std::max<int64_t>(1, ceil_div(lay.L, int64_t(kThreads) * v));
+    P = std::min<int64_t>(max_p, std::max<int64_t>(1, ceil_div(want, gy)));
+    P = std::min<int64_t>(P, (int64_t(1) << 31) - 1);
+    const int64_t chunk = ceil_div(ceil_div(lay.L, P), v) * v;
+    P = std::max<int64_t>(1, ceil_div(lay.L, chunk));
+    a.chunk = chunk;
+    gx = P;
+  } else {
+    const int inner = lay.nk - 1;
+    pick.vec = al && vec_ok(lay, inner, V, used);
+    const int v = pick.vec ? V : 1;
+    const int64_t groups = lay.M / v;
+    const int64_t want = wave_of(pick.kernel());
+    if (groups <= kThreads / 2) {  // few groups: kThreads / groups threads per group, one tile
+      a.subs = static_cast<int>(kThreads / groups);
+    } else {
+      // Many groups over a short reduced range: 2-32 threads per group when that
+      // fills LERP_SUBS_WAVES waves (default 2; 0: never), so that no slices (and
+      // no finalize launch) are needed.
+      // Measured on an H200 for x [3,224,224] vs y [16,3,224,224]: see lerp-design.md.
+      static const int waves = env_int("LERP_SUBS_WAVES", 2);
+      const int64_t target = want * waves;
+      int s2 = 1;
+      while (target > 0 && s2 < 32 && 2 * s2 <= lay.L && ceil_div(groups * s2, kThreads) < target) s2 *= 2;
+      a.subs = target > 0 && ceil_div(groups * s2, kThreads) >= target ? s2 : 1;
+    }
+    gx = std::min<int64_t>(ceil_div(groups, kThreads / a.subs), int64_t(sms) * 16);
+    P = std::max<int64_t>(1, ceil_div(want, gx));
+    P = std::min<int64_t>(P, std::max<int64_t>(1, ceil_div(lay.L, std::max(8, a.subs))));
+    P = std::min<int64_t>(P, 65535);
+    int64_t chunk = ceil_div(lay.L, P);
+    if (a.target2 >= 0) {
+      // target2 must not vary over the kept dims, and be constant over each
+      // slice: chunk divides the extent E of the reduced dims inside its
+      // innermost varying one.
+      for (int i = 0; i < lay.nk; ++i)
+        if (lay.stride[a.target2][i] != 0) return false;
+      int64_t e = 1;
+      for (int i = nd - 1; i >= lay.nk && lay.stride[a.target2][i] == 0; --i) e *= lay.size[i];
+      chunk = divisor_at_least(e, chunk);
+      const int64_t p2 = ceil_div(lay.L, chunk);
+      int64_t m2 = 1;
+      for (int i = lay.nk; i < nd; ++i) m2 += (lay.size[i] - 1) * lay.stride[a.target2][i];
+      if (p2 > 4096 || p2 * gx > 65536 || p2 * m2 > (int64_t(1) << 22)) return false;
+    }
+    P = ceil_div(lay.L, chunk);
+    a.chunk = chunk;
+    gy = P;
+  }
+  a.P = static_cast<int>(P);
+  if (a.target >= 0 && P > 1) a.ws = static_cast<A*>(alloc(sizeof(A) * P * lay.M));
+  int64_t m2 = 0;
+  if (a.target2 >= 0) {
+    m2 = 1;
+    for (int i = lay.nk; i < nd; ++i) m2 += (lay.size[i] - 1) * lay.stride[a.target2][i];
+    a.ws2 = static_cast<A*>(alloc(sizeof(A) * P * gx));
+    a.key2 = static_cast<int64_t*>(alloc(sizeof(int64_t) * P));
+  }
+  pick.launch(dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), lay, a, stream);
+  check_cuda(cudaGetLastError(), "gen kernel launch");
+  // Fixed-order sums of the partials (one launch for both targets).
+  FinJob<T> f0, f1;
+  if (a.target >= 0 && a.P > 1) {
+    f0.ws = a.ws;
+    f0.P = a.P;
+    f0.M = lay.M;
+    f0.tgt = a.tgt;
+    if (a.P >= 16 && lay.M <= int64_t(sms) * 64) {
+      f0.mode = 2;
+      f0.blocks = std::max<int64_t>(1, ceil_div(lay.M, kThreads / 32));
+    } else {
+      f0.mode = 1;
+      f0.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(lay.M, kThreads), int64_t(sms) * 8));
+    }
+  }
+  if (a.target2 >= 0) {
+    f1.ws = a.ws2;
+    f1.keys = a.key2;
+    f1.P = a.P;
+    f1.G = gx;
+    f1.M = m2;
+    f1.tgt = a.tgt2;
+    f1.mode = 3;
+    f1.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(m2, kThreads / 32), int64_t(sms) * 8));
+  }
+  if (f0.blocks + f1.blocks > 0) {
+    if (f0.blocks == 0) std::swap(f0, f1);
+    finalize_kernel<T><<<static_cast<unsigned>(f0.blocks + f1.blocks), kThreads, 0, stream>>>(f0, f1);
+    check_cuda(cudaGetLastError(), "finalize kernel launch");
+  }
+  return true;
+}
+
+// out = lerp(x, y, w). w null: scalar weight w_scalar (ws ignored).
+// The contiguous path applies when x and y have the output's size and the weight is absent, one
+// element or full size. Returns its weight mode (0 attribute, 1 one-element tensor read once into a
+// register, 2 full tensor), or -1 when the path does not apply.
+inline int contig_weight_mode(int64_t n, const Shape& xs, const Shape& ys, bool has_w, int64_t nw) {
+  if (numel_of(xs) != n || numel_of(ys) != n || (has_w && nw != 1 && nw != n)) return -1;
+  return !has_w ? 0 : (nw == 1 && n != 1 ? 1 : 2);
+}
+
+template <typename T>
+void lerp_forward(const T* x, const T* y, const T* w, double w_scalar, T* out, const Shape& xs, const Shape& ys,
+                  const Shape& ws_in, cudaStream_t stream) {
+  const Shape ws = w ? ws_in : Shape{};
+  const Shape os = broadcast_shapes({xs, ys, ws});
+  const int64_t n = numel_of(os);
+  if (n == 0) return;
+  const int wmode = contig_weight_mode(n, xs, ys, w != nullptr, numel_of(ws));
+  if (wmode >= 0) {
+    launch_contig<T, true>(nullptr, x, y, w, wmode, w_scalar, out, nullptr, nullptr, n, stream);
+    return;
+  }
+  GenArgs<T> a = gen_inputs<T>(nullptr, x, y, w, w_scalar);
+  a.out = out;
+  launch_bcast_fwd<T>(make_layout(os, xs, ys, ws, -1), a, n, stream);
+}
+
+// Gradients; a null dx/dy/dw is not computed. Requested ones are always
+// fully written (reduced to their input's shape).
+template <typename T>
+void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scalar, T* dx, T* dy, T* dw,
+                   const Shape& xs, const Shape& ys, const Shape& ws_in, const Alloc& alloc, cudaStream_t stream) {
+  const Shape ws = w ? ws_in : Shape{};
+  if (!w) dw = nullptr;
+  const Shape os = broadcast_shapes({xs, ys, ws});
+  const int64_t n = numel_of(os);
+  T* outs[kNumT] = {nullptr, dx, dy, dw};
+  const Shape* shp[kNumT] = {&os, &xs, &ys, &ws};
+  if (n == 0) {
+    for (int t = 1; t < kNumT; ++t) {
+      if (outs[t] && numel_of(*shp[t]) > 0)
+        check_cuda(cudaMemsetAsync(outs[t], 0, sizeof(T) * numel_of(*shp[t]), stream), "cudaMemsetAsync");
+    }
+    return;
+  }
+  bool full[kNumT] = {false, false, false, false};
+  std::vector<int> reduced;
+  for (int t = 1; t < kNumT; ++t) {
+    if (!outs[t]) continue;
+    if (numel_of(*shp[t]) == n) {
+      full[t] = true;
+    } else {
+      reduced.push_back(t);
+    }
+  }
+  const int wmode = contig_weight_mode(n, xs, ys, w != nullptr, numel_of(ws));
+  if (reduced.empty() && wmode >= 0) {
+    launch_contig<T, false>(g, x, y, w, wmode, w_scalar, dx, dy, dw, n, stream);
+    return;
+  }
+  GenArgs<T> base = gen_inputs<T>(g, x, y, w, w_scalar);
+  base.dx = full[kX] ? dx : nullptr;
+  base.dy = full[kY] ? dy : nullptr;
+  base.dw = full[kW] ? dw : nullptr;
+  if (reduced.empty()) {
+    launch_general<T>(make_layout(os, xs, ys, ws, -1), base, alloc, stream);
+    return;
+  }
+  bool first = true;
+  // Two reduced gradients in one pass where possible: a kept-innermost (gen_k)
+  // one whose pass also sums a second one that is constant per block.
+  if (reduced.size() >= 2) {
+    bool fused = false;
+    for (size_t i = 0; i < reduced.size() && !fused; ++i) {
+      const int t = reduced[i];
+      const Layout lay = make_layout(os, xs, ys, ws, t);
+      if (reduced_inner(lay, t)) continue;
+      for (size_t k = 0; k < reduced.size() && !fused; ++k) {
+        if (k == i) continue;
+        GenArgs<T> a = base;
+        a.target = t;
+        a.tgt = outs[t];
+        a.target2 = reduced[k];
+        a.tgt2 = outs[reduced[k]];
+        if (launch_general<T>(lay, a, alloc, stream)) {
+          fused = true;
+          first = false;
+          const int s = reduced[k];
+          reduced.erase(std::remove_if(reduced.begin(), reduced.end(), [&](int r) { return r == t || r == s; }),
+                        reduced.end());
+        }
+      }
+    }
+  }
+  for (int t : reduced) {
+    GenArgs<T> a = base;
+    if (!first) a.dx = a.dy = a.dw = nullptr;
+    first = false;
+    a.target = t;
+    a.tgt = outs[t];
+    launch_general<T>(make_layout(os, xs, ys, ws, t), a, alloc, stream);
+  }
+}
+
+// Training forward for same-shape x, y, w (n elements each) when w needs a
+// gradient: out = lerp(x, y, w) and diff = y - x in one pass. The backward
+// (lerp_backward_from_diff) then reads dout, w and diff instead of dout, w, x
+// and y, as torch.compile's generated code does.
+template <typename T>
+void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n, cudaStream_t stream) {
+  if (n > 0) launch_contig<T, true>(nullptr, x, y, w, 2, 0.0, out, diff, nullptr, n, stream);
+}
+
+// Gradients of same-shape x, y, w from diff = y - x: dx = g*(1-w), dy = g*w,
+// dw = g*diff; a null output is not computed.
+template <typename T>
+void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n,
+                             cudaStream_t stream) {
+  if (n > 0) launch_contig<T, false>(g, nullptr, diff, w, 2, 0.0, dx, dy, dw, n, stream);
+}
+
+}  // namespace gpu
+}  // namespace lerp_core

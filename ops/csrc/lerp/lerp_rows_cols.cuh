@@ -1,0 +1,215 @@
+// lerp CUDA core, part: rows and cols backward kernels: one gradient summed along rows or down columns in one pass.
+// Included in order by lerp.cuh; see its header for the paths and when each is chosen.
+#pragma once
+
+#include "lerp_general.cuh"
+
+namespace lerp_core {
+namespace gpu {
+
+// ------------------------------------------------------- rows and cols --
+// What the rows and cols kernels share: one reduced gradient (tgt) summed
+// along dout's rows or down its columns, full-size dx, dy written on the way
+// (null: not), the weight a scalar wsc or w[i * w_step] for row or column i.
+template <typename T>
+struct SumArgs {
+  const T* g = nullptr;
+  const T* x = nullptr;  // XY only
+  const T* y = nullptr;
+  const T* w = nullptr;
+  int64_t w_step = 0;
+  double wsc = 0.0;
+  bool sum_lo = true;  // !XY: summed product g*(1-w) (x's gradient), else g*w
+  T* dx = nullptr;
+  T* dy = nullptr;
+  T* tgt = nullptr;  // the reduced gradient, [M]
+  int64_t M = 1, L = 1;
+};
+
+// The raw packs of one position (dout; x and y when XY) at offset e.
+template <typename T, int VEC, bool XY, typename I>
+__device__ __forceinline__ void load_sum_pack(const T* g, const T* x, const T* y, I e, Raw<T, VEC>& gp,
+                                              Raw<T, VEC>& xp, Raw<T, VEC>& yp) {
+  load_raw<T, VEC>(g, e, false, gp);
+  if (XY) {
+    load_raw<T, VEC>(x, e, false, xp);
+    load_raw<T, VEC>(y, e, false, yp);
+  }
+}
+
+// The weights of a pack and the coefficients of the summed product (!XY:
+// 1 - w for x's gradient, else w).
+template <typename A, int VEC>
+struct PackWeights {
+  A w[VEC], cs[VEC];
+  __device__ __forceinline__ void set(int k, A wk, bool sum_lo) {
+    w[k] = wk;
+    cs[k] = sum_lo ? A(1) - wk : wk;
+  }
+};
+
+// One position of the rows and cols kernels: adds the summed product (XY:
+// g*(y-x); else g*cs) to acc and writes dx, dy (when not null) at e.
+template <typename T, int VEC, bool XY, typename I>
+__device__ __forceinline__ void use_sum_pack(const Raw<T, VEC>& gp, const Raw<T, VEC>& xp, const Raw<T, VEC>& yp,
+                                             const PackWeights<typename AccOf<T>::type, VEC>& pw,
+                                             typename AccOf<T>::type (&acc)[VEC], T* dx, T* dy, I e) {
+  using A = typename AccOf<T>::type;
+  const A(&w)[VEC] = pw.w;
+  A gv[VEC], o[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    gv[k] = raw_at<T, VEC>(gp, k);
+    acc[k] += XY ? gv[k] * (raw_at<T, VEC>(yp, k) - raw_at<T, VEC>(xp, k)) : gv[k] * pw.cs[k];
+  }
+  if (dx) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (A(1) - w[k]);
+    store_pack<T, VEC>(dx, e, o);
+  }
+  if (dy) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o[k] = gv[k] * w[k];
+    store_pack<T, VEC>(dy, e, o);
+  }
+}
+
+// ------------------------------------------------------------------ rows --
+// Backward with one reduced gradient summed over dout viewed as [M rows, L]
+// (contiguous rows: x [16,1,1,1] vs y [16,3,224,224] gives 16 rows of
+// 150528; x, y [16,102400] with w [1] one row of 1.6 M), the weight constant
+// along each row (a scalar, or w[j * w_step]). The summed product is x's
+// g*(1-w), y's g*w, or with XY the weight's g*(y-x) (x, y laid out like
+// dout); dx, dy, when not null, are written full size on the way. Block
+// (p, j) covers packs [p*chunk, (p+1)*chunk) of row j, U packs per thread
+// per step with all loads issued first; no index math beyond a row offset.
+// P == 1: the block writes tgt[j]. P > 1: its block sum goes to
+// ws[p * M + j]; with `cnt` (per-row ticket counters, zero on entry) the
+// last block of a row to finish adds the row's partials in fixed order
+// (warp_sum_partials) and sets the counter back to zero, so no second launch
+// is needed; without (stream capture), finalize_kernel does the same sums.
+template <typename T>
+struct RowArgs : SumArgs<T> {
+  typename AccOf<T>::type* ws = nullptr;  // [P, M] partials when P > 1
+  unsigned* cnt = nullptr;                // [M] ticket counters (P > 1), or null: finalize
+  int64_t chunk = 1;                      // slice length (elements)
+  int P = 1;
+};
+
+template <typename T, int VEC, int U, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  const I lv = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
+  const I p0 = static_cast<I>(blockIdx.x) * cv;
+  const I p1 = p0 + cv < lv ? p0 + cv : lv;
+  __shared__ bool last;
+  for (int64_t j = blockIdx.y; j < a.M; j += gridDim.y) {
+    const A wj = a.w ? cvt_in(a.w[j * a.w_step]) : static_cast<A>(a.wsc);
+    PackWeights<A, VEC> pw;
+    A acc[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      pw.set(k, wj, a.sum_lo);
+      acc[k] = A(0);
+    }
+    const int64_t row = j * a.L;
+    const T *g = a.g + row, *x = XY ? a.x + row : nullptr, *y = XY ? a.y + row : nullptr;
+    T *dx = a.dx ? a.dx + row : nullptr, *dy = a.dy ? a.dy + row : nullptr;
+#pragma unroll 1
+    for (I q = p0 + static_cast<I>(threadIdx.x); q < p1; q += kThreads * U) {
+      Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (q + u * kThreads < p1)
+          load_sum_pack<T, VEC, XY, I>(g, x, y, (q + u * kThreads) * VEC, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (q + u * kThreads < p1)
+          use_sum_pack<T, VEC, XY, I>(gp[u], xp[XY ? u : 0], yp[XY ? u : 0], pw, acc, dx, dy, (q + u * kThreads) * VEC);
+      }
+    }
+    A s = A(0);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) s += acc[k];
+    s = block_sum(s);
+    if (a.P == 1) {
+      if (threadIdx.x == 0) a.tgt[j] = cvt_out<T>(s);
+      continue;
+    }
+    if (threadIdx.x == 0) {
+      a.ws[static_cast<int64_t>(blockIdx.x) * a.M + j] = s;
+      if (a.cnt) {
+        __threadfence();  // the partial is visible before the ticket is taken
+        last = atomicAdd(a.cnt + j, 1u) == static_cast<unsigned>(a.P - 1);
+      }
+    }
+    if (!a.cnt) continue;
+    __syncthreads();
+    if (last && threadIdx.x < 32) {
+      __threadfence();  // every other block's partial is read after its ticket
+      const A t = warp_sum_partials<A>(a.ws + j, a.P, a.M);
+      if (threadIdx.x == 0) {
+        a.tgt[j] = cvt_out<T>(t);
+        a.cnt[j] = 0u;  // ready for the stream's next launch
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ cols --
+// Backward with one reduced gradient summed down the columns of dout viewed
+// as [L rows, M columns] row-major (x [3,224,224] vs y [16,3,224,224]: 16
+// rows of 150528), the weight constant down each column (a scalar, or
+// w[c * w_step]), for the weight's gradient x and y laid out like dout. A
+// column pack (VEC columns) belongs to `subs` adjacent lanes (a power of two
+// <= 32), lane `sub` taking rows sub, sub + subs, ..., U rows per step with
+// all loads issued first; the lanes' sums meet in a fixed shuffle tree and
+// the first lane writes tgt. One pass, no slices, no index math beyond
+// row * M + column; dx, dy (when not null) written full size on the way.
+template <typename T>
+struct ColArgs : SumArgs<T> {
+  int subs = 1;
+};
+
+template <typename T, int VEC, int U, bool XY, typename I>
+__global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
+  const I grp = static_cast<I>((static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / a.subs);
+  const bool live = grp < static_cast<I>(a.M / VEC);
+  const I c = grp * VEC, m = static_cast<I>(a.M), nr = static_cast<I>(a.L);
+  A acc[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+  if (live) {
+    Raw<T, VEC> wp;
+    if (a.w) load_raw<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
+    PackWeights<A, VEC> pw;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
+    const I step = static_cast<I>(a.subs);
+#pragma unroll 1
+    for (I r = sub; r < nr; r += step * U) {
+      Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (r + u * step < nr)
+          load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (r + u * step < nr)
+          use_sum_pack<T, VEC, XY, I>(gp[u], xp[XY ? u : 0], yp[XY ? u : 0], pw, acc, a.dx, a.dy, (r + u * step) * m + c);
+      }
+    }
+  }
+  for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (subs is uniform)
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
+  }
+  if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
+}
+
+}  // namespace gpu
+}  // namespace lerp_core
