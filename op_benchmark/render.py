@@ -18,8 +18,10 @@ from op_benchmark.directions import DIRECTIONS
 from op_benchmark.results import Record
 
 BASELINES = ("paddle", "torch")
-_SHORT = {"not_applicable": "n/a", "unsupported": "unsupported", "skipped": "skipped", "error": "error",
-          "oom": "OOM"}
+# How a record that has no time shows in a table: cannot run here (n/a: the provider does not apply,
+# or its framework has no kernel for the dtype on this device; "Not run" below the table says which),
+# or failed.
+_SHORT = {"not_applicable": "n/a", "unsupported": "n/a", "skipped": "skipped", "error": "error", "oom": "OOM"}
 CSV_FIELDS = ("case", "api", "provider", "direction", "device", "method", "status", "median_us", "min_us",
               "iqr_us", "noise", "samples", "throttled_samples", "bytes", "gbps", "pct_peak_bw", "flops",
               "tflops", "stop_reason", "error")
