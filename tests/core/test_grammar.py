@@ -98,6 +98,22 @@ def test_inf_and_nan():
         ("paddle.add(Dtype(1))", 18, "dtype is a name"),
         ("paddle.add(dict[1])", 12, "only list[...]"),
         ("paddle.add(slice(1, step=2))", 12, "no keyword"),
+        # forms PaddleAPITest's config files use, refused for a reason of the line itself
+        ('paddle.assign(., Tensor([],"float32"), )', 15, "syntax error"),
+        ('paddle.f(Tensor([1, 64//4],"float32"), )', 21, "arithmetic is not allowed"),
+        ('paddle.f(Tensor([2],"int64"), )paddle.f(Tensor([2],"int64"), )', 32, "syntax error"),
+        ('paddle.concat(list[Tensor([2],"int64"),Tensor([2],"int64"),Tenso ...', 19, "never closed"),
+        ("paddle.f(type(numpy.float80), )", 15, "unknown type 'numpy.float80'"),
+        ("paddle.f(type(1), )", 10, "type takes one type name"),
+        ("paddle.f(type(os.system), )", 15, "unknown type 'os.system'"),
+        ("paddle.f(math.floor, )", 10, "unknown constant 'math.floor'"),
+        ("paddle.f(os.environ, )", 10, "unknown constant 'os.environ'"),
+        ("paddle.f(VarType(float33), )", 18, "unknown dtype 'float33'"),
+        ("paddle.f(x[], )", 10, "syntax error"),
+        ("paddle.f(x=1, x=2, )", 17, "given twice"),
+        ("paddle.f(not 1, )", 10, "unsupported expression"),
+        ("paddle.f(Ellipsis(), )", 10, "unknown tag 'Ellipsis'"),
+        ("paddle.f(1)\0", 12, "NUL byte"),
     ],
 )
 def test_malformed_lines_name_line_column_and_reason(line, col, reason):

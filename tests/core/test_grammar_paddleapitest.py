@@ -112,34 +112,6 @@ def test_float8_dtypes_have_a_size_but_are_not_generated_floats():
 
 
 @pytest.mark.parametrize(
-    ("line", "col", "reason"),
-    [
-        ('paddle.assign(., Tensor([],"float32"), )', 15, "syntax error"),
-        ('paddle.f(Tensor([1, 64//4],"float32"), )', 21, "arithmetic is not allowed"),
-        ('paddle.f(Tensor([2],"int64"), )paddle.f(Tensor([2],"int64"), )', 32, "syntax error"),
-        ('paddle.concat(list[Tensor([2],"int64"),Tensor([2],"int64"),Tenso ...', 19, "never closed"),
-        ("paddle.f(type(numpy.float80), )", 15, "unknown type 'numpy.float80'"),
-        ("paddle.f(type(1), )", 10, "type takes one type name"),
-        ("paddle.f(type(os.system), )", 15, "unknown type 'os.system'"),
-        ("paddle.f(math.floor, )", 10, "unknown constant 'math.floor'"),
-        ("paddle.f(os.environ, )", 10, "unknown constant 'os.environ'"),
-        ("paddle.f(VarType(float33), )", 18, "unknown dtype 'float33'"),
-        ("paddle.f(x[], )", 10, "syntax error"),
-        ("paddle.f(x=1, x=2, )", 17, "given twice"),
-        ("paddle.f(not 1, )", 10, "unsupported expression"),
-        ("paddle.f(Ellipsis(), )", 10, "unknown tag 'Ellipsis'"),
-        ("paddle.f(1)\0", 12, "NUL byte"),
-    ],
-)
-def test_malformed_paddleapitest_lines(line, col, reason):
-    with pytest.raises(ConfigError) as info:
-        parse_line(line, lineno=3, source="c.txt")
-    assert info.value.col == col, str(info.value)
-    assert reason in info.value.reason
-    assert str(info.value).startswith(f"c.txt:3:{col}: ")
-
-
-@pytest.mark.parametrize(
     "inner",
     [
         "-" * 5000 + "1",

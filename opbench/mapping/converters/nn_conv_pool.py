@@ -113,9 +113,9 @@ def _symmetric(pairs: list[tuple[int, int]]) -> bool:
 # --- convolution --------------------------------------------------------------------------------------------
 
 
-def _conv(a: dict[str, Any], n: int) -> Any:
-    """Paddle's conv{n}d: NHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
-    F = _F()
+def _conv_geometry(a: dict[str, Any], n: int) -> tuple[Any, ...]:
+    """What a convolution and its transpose both read: layout, channel-first x, weight, stride, dilation,
+    kernel size and Paddle's padding as (before, after) pairs per spatial dim."""
     fmt = a["data_format"]
     x = _cf(a["x"], fmt)
     w = a["weight"]
@@ -123,6 +123,13 @@ def _conv(a: dict[str, Any], n: int) -> Any:
     dilation = _tuple_n(a["dilation"], n)
     kernel = list(w.shape[2:])
     pairs, dilation = _pads(a["padding"], n, fmt, kernel, stride, list(x.shape[2:]), dilation)
+    return fmt, x, w, stride, dilation, kernel, pairs
+
+
+def _conv(a: dict[str, Any], n: int) -> Any:
+    """Paddle's conv{n}d: NHWC layout, SAME/VALID and per-side paddings (SAME resets dilation to 1)."""
+    F = _F()
+    fmt, x, w, stride, dilation, kernel, pairs = _conv_geometry(a, n)
     if _symmetric(pairs):
         padding = [p for p, _ in pairs]
     else:
@@ -141,19 +148,10 @@ def _add_bias(out: Any, bias: Any) -> Any:
     return out if bias is None else out + bias.reshape([1, -1] + [1] * (out.ndim - 2))
 
 
-
-
-
 def _conv_transpose(a: dict[str, Any], n: int) -> Any:
     """Paddle's conv{n}d_transpose: NHWC layout, SAME/VALID/per-side paddings and ``output_size``."""
     F = _F()
-    fmt = a["data_format"]
-    x = _cf(a["x"], fmt)
-    w = a["weight"]
-    stride = _tuple_n(a["stride"], n)
-    dilation = _tuple_n(a["dilation"], n)
-    kernel = list(w.shape[2:])
-    pairs, dilation = _pads(a["padding"], n, fmt, kernel, stride, list(x.shape[2:]), dilation)
+    fmt, x, w, stride, dilation, kernel, pairs = _conv_geometry(a, n)
     out_pad = _tuple_n(a["output_padding"], n)
     spatial = list(x.shape[2:])
     # Transposed convolution with padding p is the unpadded result with p cropped from each side.
@@ -176,9 +174,6 @@ def _conv_transpose(a: dict[str, Any], n: int) -> Any:
         full = F.pad(full, _torch_pad([(0, g) for g in grow]))
     index = [slice(None), slice(None)] + [slice(pairs[i][0], pairs[i][0] + base[i] + out_pad[i]) for i in range(n)]
     return _back(_add_bias(full[tuple(index)], a["bias"]), fmt)
-
-
-
 
 
 # --- pooling ------------------------------------------------------------------------------------------------
@@ -244,9 +239,6 @@ def _max_pool(a: dict[str, Any], n: int) -> Any:
     return _back(out, fmt), _back(flat.to(torch.int32), fmt)
 
 
-
-
-
 max_pool1d, max_pool2d, max_pool3d = _ranked(_max_pool, "max_pool{n}d", (1, 2, 3))
 
 
@@ -287,9 +279,6 @@ def _strided_sum(x: Any, kernel: list[int], stride: list[int]) -> Any:
     return fn(x, kernel, stride, 0, divisor_override=1)
 
 
-
-
-
 def _lp_pool(a: dict[str, Any], n: int) -> Any:
     """(sum over the window of x^p)^(1/p), Paddle's padding and ceil_mode applied like its pools."""
     fmt = a.get("data_format")
@@ -305,8 +294,6 @@ def _lp_pool(a: dict[str, Any], n: int) -> Any:
     xp, _ = _fit(x, kernel, stride, pairs, bool(a["ceil_mode"]), 0.0)
     sums = _strided_sum(xp.pow(p), kernel, stride)
     return _back(sums.pow(1.0 / p), fmt)
-
-
 
 
 lp_pool1d, lp_pool2d = _ranked(_lp_pool, "lp_pool{n}d", (1, 2))
@@ -334,9 +321,6 @@ def _adaptive_avg(a: dict[str, Any], n: int) -> Any:
     return _back(fn(x, size), fmt)
 
 
-
-
-
 adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = _ranked(
     _adaptive_avg, "adaptive_avg_pool{n}d", (1, 2, 3))
 
@@ -350,9 +334,6 @@ def _adaptive_max(a: dict[str, Any], n: int) -> Any:
     fn = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[n - 1]
     out, idx = fn(x, size, return_indices=True)
     return (out, idx.to(torch.int32)) if a["return_mask"] else out
-
-
-
 
 
 adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d = _ranked(
@@ -377,9 +358,6 @@ def _max_unpool(a: dict[str, Any], n: int) -> Any:
     if not x.is_floating_point():  # torch has no integer unpool kernel; float64 carries the values exactly
         return _back(fn(x.double(), idx, kernel, stride, padding, output_size=size).to(x.dtype), fmt)
     return _back(fn(x, idx, kernel, stride, padding, output_size=size), fmt)
-
-
-
 
 
 # --- resampling ---------------------------------------------------------------------------------------------
