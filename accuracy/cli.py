@@ -139,7 +139,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
 
     t_parse = time.perf_counter()
     try:
-        found = resolve(args.cases, unknown_dim=args.unknown_dim)
+        found = resolve(args.cases, unknown_dim=args.unknown_dim, device=device)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     parse_ms = (time.perf_counter() - t_parse) * 1e3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import signal
 import sys
 import time
@@ -13,6 +14,7 @@ from typing import Any
 from opbench.cli import UsageError, add_case_arguments
 
 CHECKPOINT_S = 10.0
+LATER_WARMUP_MS = 10.0  # warm-up of a --rounds pass after the first (the JIT and autotuning are done)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -34,10 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Time cases on each provider; markdown on stdout, JSON/CSV on request.")
     add_case_arguments(p)
     p.add_argument("--providers", type=_csv_list, default=None, metavar="LIST",
-                   help=f"comma-separated from {', '.join(PROVIDERS)} (default: all installed; "
-                        "each case runs on those that apply)")
-    p.add_argument("--directions", type=_csv_list, default=list(DIRECTIONS), metavar="LIST",
-                   help="comma-separated from fwd, bwd, fwd+bwd (default: all three)")
+                   help=f"comma-separated from {', '.join(PROVIDERS)} (default: all installed, but on the CPU "
+                        "not torch-compile, which compiles each case for seconds; each case runs on those "
+                        "that apply)")
+    p.add_argument("--directions", type=_csv_list, default=["fwd", "bwd"], metavar="LIST",
+                   help=f"comma-separated from {', '.join(DIRECTIONS)} (default: fwd,bwd, the two a PR reports)")
     p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="default: gpu when available")
     p.add_argument("--method", choices=METHODS, default="events",
                    help="GPU timing: events (default; L2 flushed before each sample), kernel (profiler kernel "
@@ -52,10 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--noise", type=float, default=DEFAULT_NOISE * 100, metavar="PCT",
                    help=f"stop early once the relative noise is below PCT (default {DEFAULT_NOISE * 100}; 0: never)")
     p.add_argument("--warmup", type=float, default=50.0, metavar="MS",
-                   help="warm-up time after the first (JIT/autotune) call (default 50)")
+                   help="warm-up time after the first (JIT/autotune) call (default 50; later --rounds passes, "
+                        f"whose code and caches are warm already, take at most {LATER_WARMUP_MS:.0f})")
     p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     p.add_argument("--json", metavar="FILE", help="write the records and the environment block as JSON")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown tables to FILE")
+    p.add_argument("--wide", action="store_true",
+                   help="a median column per provider and pairwise speedups, instead of the PR table "
+                        "(candidate, vs Paddle, vs the industry's best, verdict)")
     p.add_argument("--csv", metavar="FILE", help="write one CSV row per record")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also for records that cannot run here (n/a: no kernel for the dtype, "
@@ -78,13 +85,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
     p.set_defaults(func=cmd_compare)
 
-    p = subparsers.add_parser("report", help="per-op speedup summary (geomean, min, max) of a bench JSON",
-                              description="Per op, provider pair and direction: geometric-mean speedup.")
+    p = subparsers.add_parser("report", help="a bench JSON as the performance section of an operator PR",
+                              description="The performance section of a Paddle operator PR: the candidate's "
+                                          "speedup over Paddle's kernel (before) and over the industry's best "
+                                          "per op and direction, a chart, and the before/after table of every "
+                                          "case. With --baselines: the pairwise speedup summary instead.")
     p.add_argument("results", metavar="RESULTS.json")
-    p.add_argument("--baselines", type=_csv_list, default=["paddle", "torch"], metavar="LIST",
-                   help="providers to compare against (default paddle,torch)")
+    p.add_argument("--baselines", type=_csv_list, default=None, metavar="LIST",
+                   help="instead of the PR section, every provider's geometric-mean speedup against these "
+                        "(e.g. paddle,torch)")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown to FILE")
-    p.add_argument("--png", metavar="FILE", help="bar chart of the geometric means (needs matplotlib)")
+    p.add_argument("--png", metavar="FILE", help="bar chart of the geometric means (needs matplotlib); the PR "
+                                                 "section links it by its path relative to --markdown's folder")
     p.set_defaults(func=cmd_report)
 
 
@@ -95,7 +107,7 @@ def _write(path: str | None, text: str) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from op_benchmark import render
+    from op_benchmark import render, report
     from op_benchmark.directions import DIRECTIONS
     from op_benchmark.results import BenchResult, merge_rounds, write_json
     from op_benchmark.runner import BenchConfig, Runner
@@ -103,16 +115,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from opbench import env as env_mod
     from opbench.backends import default_device
     from opbench.cases import resolve
-    from opbench.providers import PROVIDERS, installed_providers
+    from opbench.providers import NOT_BY_DEFAULT, PROVIDERS, default_providers, installed_providers
 
-    providers = args.providers or installed_providers()
+    device = args.device or default_device()
+    providers = args.providers or default_providers(device)
     unknown = [p for p in providers if p not in PROVIDERS]
     if unknown:
         raise UsageError(f"unknown provider {unknown[0]!r} (known: {', '.join(PROVIDERS)})")
     bad_dirs = [d for d in args.directions if d not in DIRECTIONS]
     if bad_dirs or not args.directions:
         raise UsageError(f"unknown direction {(bad_dirs or [''])[0]!r} (known: {', '.join(DIRECTIONS)})")
-    device = args.device or default_device()
     if device == "cpu" and args.method != "events":
         raise UsageError(f"--method {args.method} needs a GPU; the CPU is timed with the wall clock")
     try:
@@ -123,7 +135,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     try:
-        found = resolve(args.cases, unknown_dim=args.unknown_dim)
+        found = resolve(args.cases, unknown_dim=args.unknown_dim, device=device)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     for err in found.errors:
@@ -132,6 +144,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print("opbench bench: no valid cases", file=sys.stderr)
         return 2
 
+    left_out = [p for p in NOT_BY_DEFAULT.get(device, ()) if not args.providers and p in installed_providers()]
+    if left_out:
+        print(f"{', '.join(left_out)} left out on the {device} (it compiles each case for seconds); add it with "
+              f"--providers {','.join([*providers, *left_out])}", file=sys.stderr)
     env = env_mod.collect(device)
     config = BenchConfig(providers=providers, directions=args.directions, device=device, method=args.method,
                          rule=rule, warmup_s=args.warmup / 1e3, seed=args.seed,
@@ -153,9 +169,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         for k in range(args.rounds):  # each pass takes budget/rounds per case; passes run minutes apart
             if args.rounds > 1:  # each pass places the case's tensors at another offset in device memory
-                config = dataclasses.replace(config, placement_seed=args.seed * 1000 + k)
+                config = dataclasses.replace(config, placement_seed=args.seed * 1000 + k,
+                                             warmup_s=min(args.warmup, LATER_WARMUP_MS if k else args.warmup) / 1e3)
             runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint,
-                            label=f"round {k + 1}/{args.rounds}" if args.rounds > 1 else "")
+                            label=f"round {k + 1}/{args.rounds}" if args.rounds > 1 else "",
+                            rounds_after=args.rounds - k - 1)
             passes.append(runner.run(found.cases))
             if runner.interrupted:
                 break
@@ -166,7 +184,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     result = BenchResult(env, meta, records, runner.interrupted)
     if args.json:
         write_json(result, args.json)
-    text = render.markdown(records, env, provider_order=providers)
+    text = render.markdown(records, env, provider_order=providers, wide=args.wide)
+    summary = report.candidate_speedups(records)
+    if summary:
+        text += "\n### Speedup summary (candidate vs Paddle before and vs the industry's best)\n\n" + \
+            report.markdown(summary)
     _write(args.markdown, text)
     _write(args.csv, render.to_csv(records) if args.csv else "")
     print(text)
@@ -224,11 +246,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         result = read_json(args.results)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    rows = report.speedups(result.records, args.baselines)
-    text = report.markdown(rows)
+    if args.baselines:
+        rows = report.speedups(result.records, args.baselines)
+        text = report.markdown(rows)
+    else:
+        rows = report.candidate_speedups(result.records) or report.speedups(result.records)
+        chart = None
+        if args.png:
+            base = Path(args.markdown).parent if args.markdown else Path.cwd()
+            chart = os.path.relpath(Path(args.png).resolve(), base.resolve())
+        text = report.pr_section(result, chart)
+    note = report.bar_chart(rows, args.png) if args.png else None
     _write(args.markdown, text)
     print(text)
     if args.png:
-        note = report.bar_chart(rows, args.png)
         print(note or f"chart written to {args.png}", file=sys.stderr)
     return 0

@@ -18,6 +18,7 @@ from typing import Any
 
 from op_benchmark import directions as directions_mod
 from op_benchmark import traffic
+from op_benchmark.render import case_label
 from op_benchmark.results import Record
 from op_benchmark.stats import Measurement
 from op_benchmark.stopping import SamplingState, StopRule, default_rule
@@ -104,9 +105,10 @@ class Runner:
     """Runs cases; ``on_record`` sees each finished record (progress, incremental saves)."""
 
     def __init__(self, config: BenchConfig, *, progress: bool | None = None,
-                 on_record: Callable[[Record], None] | None = None, label: str = "") -> None:
+                 on_record: Callable[[Record], None] | None = None, label: str = "", rounds_after: int = 0) -> None:
         self.config = config
         self.label = label
+        self.rounds_after = rounds_after  # passes over the suite after this one (for the ETA)
         self.progress = progress
         self.on_record = on_record
         self.method = effective_method(config.method, config.device)
@@ -138,15 +140,17 @@ class Runner:
             for case in cases:
                 values: list[Any] | None = None
                 for direction in self.config.directions:
-                    bar.set_postfix_str(f"{direction} {case.to_line()[:60]}")
+                    bar.set_postfix_str(f"{direction} {case_label(case.to_line())}")
                     values = self._run_one(case, direction, values)
                     bar.update(1)
                     done += 1
                     if lines:
                         elapsed = time.perf_counter() - t0
                         eta = elapsed / done * (total - done)
+                        eta += elapsed / done * total * self.rounds_after  # passes still to come
                         print(f"{self.label + ': ' if self.label else ''}{done}/{total} {direction} "
-                              f"{case.to_line()[:70]}  ({elapsed:.0f} s, ETA {eta:.0f} s)", file=sys.stderr, flush=True)
+                              f"{case_label(case.to_line())}  ({elapsed:.0f} s, ETA {eta:.0f} s)", file=sys.stderr,
+                              flush=True)
         except KeyboardInterrupt:
             self.interrupted = True
         finally:

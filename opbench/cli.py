@@ -63,8 +63,9 @@ def _cmd_cases(args: argparse.Namespace) -> int:
     from opbench.cases import SizeRefused, check_memory, resolve
     from opbench.mapping import is_mapped
 
+    device = args.device or default_device()
     try:
-        found = resolve(args.cases, None, unknown_dim=args.unknown_dim)
+        found = resolve(args.cases, None, unknown_dim=args.unknown_dim, device=device)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     if args.summary:
@@ -73,7 +74,7 @@ def _cmd_cases(args: argparse.Namespace) -> int:
         cov = Coverage().add([*found.cases, *found.errors])
         print(summary(cov, top=args.top))
         return 2 if found.errors else 0
-    limit = args.memory_limit if args.memory_limit is not None else free_memory(default_device())
+    limit = args.memory_limit if args.memory_limit is not None else free_memory(device)
     too_large: list[SizeRefused] = []
     for case in found.cases:
         try:
@@ -103,8 +104,9 @@ def _cmd_suites(args: argparse.Namespace) -> int:
 
     from opbench import suites
 
-    rows = [(s.name, s.cases, s.purpose) for s in suites.describe()]
-    print(tabulate(rows, headers=("suite", "cases", "purpose"), tablefmt="github"))
+    rows = [(s.name, s.cases, "" if s.cpu_cases is None else s.cpu_cases, s.purpose) for s in suites.describe()]
+    print(tabulate(rows, headers=("suite", "cases", "cpu cases", "purpose"), tablefmt="github"))
+    print("\ncpu cases: a suite with its own CPU sizes (opbench/suites/cpu/) runs them when the device is the CPU")
     return 0
 
 
@@ -129,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print coverage instead of the cases: parsed / mapped / unmapped counts, overall and "
                         "per API (unmapped APIs ranked by how many lines need them)")
     p.add_argument("--top", type=int, default=30, metavar="N", help="rows of each --summary ranking (default: 30)")
+    p.add_argument("--device", choices=("cpu", "gpu"), default=None,
+                   help="whose sizes a built-in suite takes and whose free memory limits cases (default: gpu when "
+                        "available)")
     p.set_defaults(func=_cmd_cases)
 
     for part in PARTS:

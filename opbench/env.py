@@ -84,6 +84,17 @@ def peak_bandwidth_gbps(backend: Backend, *, measure: bool = True) -> float | No
     return gbps
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``, else ``platform.processor()``)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def collect(device: str = "cpu", *, measure_bandwidth: bool = True) -> dict[str, Any]:
     """The environment block as a dict (JSON-ready)."""
     env: dict[str, Any] = {
@@ -93,6 +104,7 @@ def collect(device: str = "cpu", *, measure_bandwidth: bool = True) -> dict[str,
         "host": platform.node(),
         "python": platform.python_version(),
         "device": device,
+        "cpu": {"model": cpu_model(), "threads": os.cpu_count()},
         "frameworks": {},
     }
     gpu_backend = None

@@ -303,3 +303,14 @@ def framework_of(name: str) -> str:
 def installed_providers() -> list[str]:
     """Providers whose framework is installed (whether each applies is decided per case)."""
     return [p for p in PROVIDERS if installed(framework_of(p))]
+
+
+# Left out of the default set on a device, with why: compiling each case takes seconds on a CPU,
+# more than timing the whole suite there. Naming them in --providers still runs them.
+NOT_BY_DEFAULT = {"cpu": ("torch-compile",)}
+
+
+def default_providers(device: str) -> list[str]:
+    """The providers ``opbench bench`` runs without ``--providers``: the installed ones, less
+    :data:`NOT_BY_DEFAULT` on ``device``."""
+    return [p for p in installed_providers() if p not in NOT_BY_DEFAULT.get(device, ())]

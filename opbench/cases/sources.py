@@ -64,31 +64,36 @@ class CaseSet:
 
 
 def suite_names(suite_dir: Path | None = None) -> list[str]:
-    """Built-in suite names (``lerp.txt`` -> ``lerp``), of :mod:`opbench.suites` by default."""
+    """Built-in suite names (:mod:`opbench.suites` by default; ``lerp.txt`` -> ``lerp``)."""
     from opbench import suites
 
-    return sorted(p.stem for p in (suite_dir or suites.DIR).glob("*.txt"))
+    return sorted(p.stem for p in suite_dir.glob("*.txt")) if suite_dir else suites.names()
 
 
-def resolve(specs: list[str], suite_dir: Path | None = None, *, unknown_dim: int = UNKNOWN_DIM) -> CaseSet:
+def resolve(specs: list[str], suite_dir: Path | None = None, *, unknown_dim: int = UNKNOWN_DIM,
+            device: str = "gpu") -> CaseSet:
     """Turn CASES arguments into cases.
 
     Each spec is tried as: an inline config line (contains ``(``), a built-in suite name
-    (:mod:`opbench.suites`, or ``suite_dir``), a ``.json`` benchmark config, or a case file.
-    An unknown spec raises ``FileNotFoundError`` naming it and the suites there are.
+    (:mod:`opbench.suites` at its ``device`` sizes, or a file in ``suite_dir``), a ``.json``
+    benchmark config, or a case file. An unknown spec raises ``FileNotFoundError`` naming it and
+    the suites there are.
     """
     from opbench import suites
 
-    suite_dir = suite_dir or suites.DIR
     result = CaseSet()
     for spec in specs:
         if "(" in spec:
             result.add(parse_lines([spec], "<command line>"))
             continue
-        builtin = suite_dir / f"{spec}.txt" if suite_dir else None
         path = Path(spec)
-        if builtin is not None and builtin.is_file() and not path.exists():
-            result.add(load_case_file(builtin))
+        if suite_dir is not None:
+            found = (str(suite_dir / f"{spec}.txt"), (suite_dir / f"{spec}.txt").read_text().splitlines()) \
+                if (suite_dir / f"{spec}.txt").is_file() else None
+        else:
+            found = suites.lines(spec, device)
+        if found is not None and not path.exists():
+            result.add(parse_lines(found[1], found[0]))
         elif path.suffix == ".json" and path.is_file():
             result.add(load_benchmark_json(path, unknown_dim=unknown_dim))
         elif path.is_file():

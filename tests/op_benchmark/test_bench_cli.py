@@ -18,7 +18,8 @@ CASES = ['paddle.lerp(Tensor([16, 64],"float32"), Tensor([16, 64],"float32"), 0.
 def bench_json(tmp_path_factory):
     d = tmp_path_factory.mktemp("bench")
     rc = main(["bench", *CASES, "--device", "cpu", "--providers", "paddle,torch", "--budget", "60",
-               "--warmup", "10", "--json", str(d / "r.json"), "--markdown", str(d / "r.md"),
+               "--warmup", "10", "--directions", "fwd,bwd,fwd+bwd", "--json", str(d / "r.json"),
+               "--markdown", str(d / "r.md"),
                "--csv", str(d / "r.csv"), "--no-progress"])
     return rc, d
 

@@ -60,14 +60,14 @@ def test_read_json_names_what_is_wrong(tmp_path, text, msg):
 
 def test_markdown_tables_per_direction_with_speedups_and_verdicts():
     text = render.markdown(sample_records(), {"device": "gpu", "gpu": {"name": "H100"}, "time": "t"},
-                           provider_order=["paddle", "torch", "torch-ops"])
+                           provider_order=["paddle", "torch", "torch-ops"], wide=True)
     assert "### fwd" in text and "### bwd" in text and "### fwd+bwd" not in text
     fwd = text.split("### fwd")[1].split("### bwd")[0]
     header = next(line for line in fwd.splitlines() if line.startswith("| case"))
     cols = [c.strip() for c in header.strip("|").split("|")]
     assert cols == ["case", "paddle (us)", "torch (us)", "torch-ops (us)", "torch vs paddle",
                     "torch-ops vs paddle", "torch-ops vs torch", "verdict"]
-    row = next(line for line in fwd.splitlines() if "paddle.lerp(A)" in line)
+    row = next(line for line in fwd.splitlines() if "lerp(A)" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[4:7] == ["2.00x", "4.00x", "2.00x"]
     assert cells[7] == "torch-ops fastest (2.00x vs torch)"
@@ -82,3 +82,42 @@ def test_csv_has_one_row_per_record():
     assert len(rows) == len(sample_records())
     assert rows[0]["provider"] == "paddle" and float(rows[0]["median_us"]) == pytest.approx(100.0)
     assert rows[5]["status"] == "error"
+
+
+def _table(text, direction):
+    part = text.split(f"### {direction}\n")[1].split("###")[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in part.splitlines() if line.startswith("|")]
+    return rows[0], rows[2:]
+
+
+def test_pr_table_is_candidate_vs_paddle_and_the_industry_best():
+    recs = [ok("paddle", 100.0), ok("torch", 50.0), ok("torch-compile", 40.0), ok("paddle-ops", 20.0),
+            ok("torch-ops", 21.0),
+            ok("paddle", 10.0, "bwd"), ok("torch", 30.0, "bwd"), ok("paddle-ops", 20.0, "bwd"),
+            ok("torch", 30.0, "fwd+bwd", case="paddle.lerp(B)"), ok("torch-ops", 29.9, "fwd+bwd", case="paddle.lerp(B)",
+                                                                    spread=0.2)]
+    text = render.markdown(recs, {"device": "gpu"})
+    head, rows = _table(text, "fwd")
+    assert head == ["case", "paddle-ops (us)", "paddle (us)", "vs paddle", "best other (us)", "vs best", "verdict"]
+    assert rows[0][1] == "20.0" and rows[0][3] == "5.00x" and rows[0][4] == "40.0 (torch-compile)"
+    assert rows[0][5] == "2.00x" and rows[0][6] == "faster (2.00x vs torch-compile)"
+    _, rows = _table(text, "bwd")  # slower than Paddle's kernel: the PR rule a reviewer checks first
+    assert rows[0][3] == "0.50x" and rows[0][6] == "SLOWER than paddle (0.50x)"
+    head, rows = _table(text, "fwd+bwd")  # no Paddle record at all: no Paddle columns; a tie is within noise
+    assert head == ["case", "torch-ops (us)", "best other (us)", "vs best", "verdict"]
+    assert rows[0][4].startswith("~ torch (within noise")
+
+
+def test_without_a_candidate_the_wide_table_is_shown():
+    text = render.markdown([ok("paddle", 100.0), ok("torch", 50.0)], {"device": "gpu"})
+    head, _ = _table(text, "fwd")
+    assert head == ["case", "paddle (us)", "torch (us)", "torch vs paddle", "verdict"]
+
+
+def test_case_labels_are_short_and_unambiguous():
+    line = 'paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), 0.2, )'
+    assert render.case_label(line) == "lerp([16,102400], [16,102400], 0.2) f32"
+    mixed = 'paddle.add(Tensor([2],"float16"), Tensor([2],"int64"), )'
+    assert render.case_label(mixed) == "add([2] float16, [2] int64)"
+    a, b = 'paddle.x.lerp(Tensor([2],"float32"), )', 'paddle.y.lerp(Tensor([2],"float32"), )'
+    assert render._labels([a, b]) == {a: a, b: b}  # same short label: the full lines are kept
