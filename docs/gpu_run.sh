@@ -4,7 +4,8 @@
 #   bash docs/gpu_run.sh OUTDIR tests|lerp|lerp-host|validate|paddle-check ...
 #
 # tests:        the gpu-marked tests (builds the torch extension first)
-# lerp:         the lerp suite table for the ops issue (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd)
+# main:         the README's main command timed from an empty extension cache and again warm (main_command.md)
+# lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
@@ -26,10 +27,15 @@ step_tests() {
     python -m pytest -q -m gpu tests -p no:cacheprovider
 }
 
+step_main() {
+  cp docs/op_benchmark/main_command.md "$out/main_command.md" 2>/dev/null
+  python docs/op_benchmark/main_command.py --doc "$out/main_command.md"
+}
+
 step_lerp() {
-  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd,fwd+bwd \
+  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd \
     --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
-    python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md"
+    python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md" --png "$out/lerp_speedups.png"
 }
 
 step_lerp-host() {

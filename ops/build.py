@@ -26,12 +26,35 @@ from pathlib import Path
 from typing import Any
 
 CSRC = Path(__file__).resolve().parent / "csrc" / "lerp"
+COMMON = Path(__file__).resolve().parent / "csrc" / "common"  # framework-free helpers every op may include
 FRAMEWORKS = ("paddle", "torch")
-CXX_FLAGS = ["-O3", "-std=c++17"]
+
+
+def _host_cpu_flags() -> list[str]:
+    """Vector-ISA flags for the CPU kernels: AVX2, FMA and F16C where this x86-64 CPU has all three.
+
+    The flags enter the build key, so a cache shared with a machine without them never loads such a
+    build. ``-ffp-contract=off`` keeps a multiply-add two roundings, so results have the same bits
+    with or without FMA; ``-fno-trapping-math`` lets the compiler turn lerp's select into a blend.
+    """
+    flags = ["-fno-trapping-math", "-ffp-contract=off"]
+    try:
+        cpu = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return flags
+    have = set(next((ln.split(":", 1)[1].split() for ln in cpu.splitlines() if ln.startswith("flags")), []))
+    if {"avx2", "fma", "f16c"} <= have:
+        flags += ["-mavx2", "-mfma", "-mf16c"]
+    return flags
+
+
+CXX_FLAGS = ["-O3", "-std=c++17", *_host_cpu_flags()]
 CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
 
-# The framework-free core: the CPU header, and lerp.cuh with the parts it includes (one per path).
-_CORE = ["broadcast.h", "lerp_cpu.h", *sorted(p.name for p in CSRC.glob("lerp*.cuh"))]
+# The framework-free core: the CPU headers (lerp_cpu.h and its parts), and lerp.cuh with the parts it
+# includes (one per path).
+_CORE = ["broadcast.h", *sorted(p.name for p in CSRC.glob("lerp_cpu*.h")),
+         *sorted(p.name for p in CSRC.glob("lerp*.cuh"))]
 _SOURCES = {
     ("torch", "cpu"): ["torch_lerp.cpp"],
     ("torch", "gpu"): ["torch_lerp.cpp", "torch_lerp.cu"],
@@ -110,6 +133,9 @@ def build_key(framework: str, device: str) -> str:
     for name in names:
         h.update(name.encode())
         h.update((CSRC / name).read_bytes())
+    for path in sorted(COMMON.glob("*.h")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
     parts = [framework, _framework_version(framework), device, str(arch), " ".join(CXX_FLAGS),
              " ".join(_cuda_flags(arch)), sys.version.split()[0]]
     h.update("|".join(parts).encode())
@@ -170,7 +196,7 @@ def _paddle_compile_errors(sources: list[Path], arch: str | None) -> str:
     from paddle.utils.cpp_extension import extension_utils as eu
 
     use_cuda = any(s.suffix == ".cu" for s in sources)
-    incs = list(eu.find_paddle_includes(use_cuda)) + [str(CSRC)]
+    incs = list(eu.find_paddle_includes(use_cuda)) + [str(CSRC), str(COMMON.parent)]
     incs.append(__import__("sysconfig").get_paths()["include"])
     out = []
     for src in sources:
@@ -203,7 +229,7 @@ def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None) -
             sources=[str(s) for s in sources],
             extra_cflags=CXX_FLAGS,
             extra_cuda_cflags=list(CUDA_FLAGS),
-            extra_include_paths=[str(CSRC)],
+            extra_include_paths=[str(CSRC), str(COMMON.parent)],
             build_directory=str(bdir),
             verbose=_verbose(),
             is_python_module=False,
@@ -224,7 +250,7 @@ def _build_paddle(name: str, sources: list[Path], bdir: Path, arch: str | None) 
         sources=[str(s) for s in sources],
         extra_cxx_cflags=CXX_FLAGS,
         extra_cuda_cflags=_cuda_flags(arch),
-        extra_include_paths=[str(CSRC)],
+        extra_include_paths=[str(CSRC), str(COMMON.parent)],
         build_directory=str(bdir),
         verbose=_verbose(),
     )

@@ -1,0 +1,131 @@
+"""The lerp custom op's CPU kernel against Paddle's and PyTorch's CPU kernels; writes lerp_cpu.md.
+
+    python docs/ops/lerp_cpu.py                  # runs the lerp CPU suite, then renders the table
+    python docs/ops/lerp_cpu.py --json run.json  # renders an existing run of the same command
+
+Runs ``opbench bench lerp --device cpu`` with Paddle, PyTorch and our op through both bindings
+(``paddle-ops``, ``torch-ops``), forward and backward, and tabulates per case and direction our time
+against Paddle's and PyTorch's. The targets: never slower than Paddle's kernel (a case within the
+run's noise counts as not slower), and within 2x of PyTorch's on the large cases (at least 1M
+elements in the output). Paddle's CPU build has no float16/bfloat16 lerp: those cells are n/a.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tabulate import tabulate  # noqa: E402
+
+from op_benchmark.render import case_label  # noqa: E402
+from op_benchmark.results import Record, read_json  # noqa: E402
+from opbench.cases import parse_line  # noqa: E402
+
+PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops")
+LARGE = 1 << 20  # output elements from which the 2x-of-PyTorch target applies
+TORCH_FACTOR = 2.0
+
+
+def run_bench(json_path: Path) -> None:
+    """The measurement: the lerp CPU suite on the four providers, forward and backward."""
+    cmd = [sys.executable, "-m", "opbench", "bench", "lerp", "--device", "cpu", "--providers", ",".join(PROVIDERS),
+           "--directions", "fwd,bwd", "--json", str(json_path)]
+    subprocess.run(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), check=False,
+                   stdout=subprocess.DEVNULL)
+
+
+def out_numel(case: str) -> int:
+    """Elements of lerp's output: the broadcast of the tensor arguments' shapes."""
+    shapes = [a.shape for a in parse_line(case).args if hasattr(a, "shape")]
+    nd = max(len(s) for s in shapes)
+    dims = [max(([s[len(s) - nd + i]] if len(s) - nd + i >= 0 else [1])[0] for s in shapes) for i in range(nd)]
+    return math.prod(dims)
+
+
+def not_slower(ours: Record, other: Record, factor: float = 1.0) -> bool:
+    """Ours within `factor` of the other's time; a difference inside both records' noise counts as within."""
+    slack = 1 + max(ours.noise or 0.0, other.noise or 0.0)
+    return ours.median_us <= factor * other.median_us * slack
+
+
+def rows(records: list[Record]) -> tuple[list[list[str]], list[str]]:
+    """Table rows (one per case, direction and binding) and the list of missed targets."""
+    by = {(r.case, r.direction, r.provider): r for r in records}
+    out, missed = [], []
+    for case, direction in dict.fromkeys((r.case, r.direction) for r in records):
+        large = out_numel(case) >= LARGE
+        for ours_name in ("paddle-ops", "torch-ops"):
+            ours = by.get((case, direction, ours_name))
+            pd, th = by.get((case, direction, "paddle")), by.get((case, direction, "torch"))
+            if ours is None or ours.status != "ok":
+                continue
+            cells = [case_label(case), direction, ours_name, f"{ours.median_us:.0f}"]
+            notes = []
+            for other, factor, applies in ((pd, 1.0, True), (th, TORCH_FACTOR, large)):
+                if other is None or other.status != "ok":
+                    cells += ["n/a", ""]
+                    continue
+                cells += [f"{other.median_us:.0f}", f"{other.median_us / ours.median_us:.2f}x"]
+                if applies and not not_slower(ours, other, factor):
+                    notes.append(f"slower than {other.provider}" if factor == 1 else f"> 2x {other.provider}")
+            if notes:
+                missed.append(f"{cells[0]} {direction} {ours_name}: {', '.join(notes)}")
+            out.append([*cells, "yes" if large else "", "; ".join(notes) or "met"])
+    return out, missed
+
+
+def render(result_path: Path) -> str:
+    """The markdown table of record for one run."""
+    result = read_json(result_path)
+    env = result.env
+    table, missed = rows(result.records)
+    head = ["case", "dir", "ours", "ours (us)", "paddle (us)", "vs paddle", "torch (us)", "vs torch", ">= 1M",
+            "targets"]
+    cpu = env.get("cpu") or {}
+    fw = ", ".join(f"{k} {v['version']}" for k, v in sorted((env.get("frameworks") or {}).items()) if v)
+    lines = [
+        "# lerp on the CPU: our kernel against Paddle's and PyTorch's",
+        "",
+        f"Produced by [lerp_cpu.py](lerp_cpu.py) on {cpu.get('model', 'unknown CPU')}, {cpu.get('threads')} "
+        f"threads; {fw}; commit {env.get('git_commit') or 'unknown'}; "
+        f"{datetime.date.today().isoformat()}. Median wall time per call (us); `vs X` = X's time / ours "
+        "(above 1x we are faster). Targets: not slower than Paddle (within noise), and within 2x of "
+        "PyTorch where the output has at least 1M elements. Paddle's CPU build has no fp16/bf16 lerp (n/a).",
+        "",
+        tabulate(table, head, tablefmt="github"),
+        "",
+        f"Targets missed: {len(missed)} of {len(table)} rows." + ("".join(f"\n- {m}" for m in missed)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", type=Path, help="render this run instead of measuring (opbench bench ... --json)")
+    p.add_argument("--out", type=Path, default=Path(__file__).with_name("lerp_cpu.md"), help="markdown to write")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.json or Path(tmp) / "lerp_cpu.json"
+        if args.json is None:
+            run_bench(path)
+        if not path.exists():
+            print(f"lerp_cpu.py: no results in {path}", file=sys.stderr)
+            return 1
+        text = render(path)
+    args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+// A small portable parallel-for for the ops' CPU kernels (framework-free, std::thread only).
+//
+//   int n = opcore::cpu_threads();                   // OPBENCH_CPU_THREADS, else OMP_NUM_THREADS, else the cores
+//   opcore::parallel_for(items, work_per_item, [&](int64_t begin, int64_t end) { ... });
+//
+// Items are split into one contiguous range per thread; a kernel whose items write disjoint results (or
+// fixed-size partial sums combined afterwards in item order) therefore gives the same bits for any thread
+// count. Work below kMinWorkPerThread elements a thread runs on the caller alone. The worker threads are
+// started once and wait for work (a call costs a wake-up, not a thread start); a forked child starts its
+// own. The environment is read on every call, so a test can change the count.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace opcore {
+
+constexpr int64_t kMinWorkPerThread = 32768;  // elements; below this a thread costs more than it saves
+
+// Threads a CPU kernel may use: OPBENCH_CPU_THREADS, else OMP_NUM_THREADS, else the hardware's count.
+inline int cpu_threads() {
+  for (const char* name : {"OPBENCH_CPU_THREADS", "OMP_NUM_THREADS"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && std::atoi(v) > 0) return std::atoi(v);
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+// Worker threads that persist between calls. run(n, fn) calls fn(0) .. fn(n-2) on workers and fn(n-1) on
+// the caller, and returns when all are done; calls from several threads take turns.
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool* pool = new Pool();  // never destroyed: its threads wait for work until the process ends
+    if (pool->pid_ != getpid()) pool = new Pool();  // after fork() the parent's workers do not exist here
+    return *pool;
+  }
+
+  void run(int n, const std::function<void(int)>& fn) {
+    std::lock_guard<std::mutex> call(call_mu_);
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      while (static_cast<int>(workers_.size()) < n - 1) {
+        const int id = static_cast<int>(workers_.size());
+        workers_.emplace_back([this, id] { work(id); });
+        workers_.back().detach();
+      }
+      job_ = &fn;
+      active_ = n - 1;
+      pending_ = n - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    fn(n - 1);
+    std::unique_lock<std::mutex> g(mu_);
+    done_.wait(g, [this] { return pending_ == 0; });
+  }
+
+ private:
+  Pool() : pid_(getpid()) {}
+
+  void work(int id) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> g(mu_);
+    for (;;) {
+      wake_.wait(g, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (id >= active_) continue;
+      const std::function<void(int)>* job = job_;
+      g.unlock();
+      (*job)(id);
+      g.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  pid_t pid_;
+  std::mutex call_mu_, mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int)>* job_ = nullptr;
+  int active_ = 0, pending_ = 0;
+  uint64_t generation_ = 0;
+};
+
+// Calls fn(begin, end) on disjoint ranges covering [0, items), in parallel when the total work
+// (items * work_per_item elements) gives each thread at least kMinWorkPerThread elements.
+template <typename F>
+void parallel_for(int64_t items, int64_t work_per_item, F&& fn) {
+  if (items <= 0) return;
+  const int64_t work = items * std::max<int64_t>(work_per_item, 1);
+  const int64_t by_work = std::max<int64_t>(1, work / kMinWorkPerThread);
+  const int64_t n = std::min<int64_t>({static_cast<int64_t>(cpu_threads()), by_work, items});
+  if (n <= 1) {
+    fn(int64_t(0), items);
+    return;
+  }
+  const int64_t per = items / n, extra = items % n;
+  Pool::get().run(static_cast<int>(n), [&](int t) {
+    const int64_t begin = t * per + std::min<int64_t>(t, extra);
+    fn(begin, begin + per + (t < extra ? 1 : 0));
+  });
+}
+
+}  // namespace opcore

@@ -1,0 +1,243 @@
+// CPU backward paths: elementwise gradients, gradients reduced over broadcast dims, and the saved-diff path.
+//
+// dx = sum_to_x(g * (1 - w)), dy = sum_to_y(g * w), dw = sum_to_w(g * (y - x)). Gradients of full-shape
+// inputs are written in one fused pass over the output; each broadcast input's gradient is a reduction,
+// its terms computed in float (double for double) and summed in double:
+//   rows:    the innermost output dim is reduced (e.g. a per-row weight [R, 1], a one-element weight):
+//            per target element, fixed chunks of kChunk reduced positions summed into eight lanes;
+//   columns: the innermost output dim is kept (e.g. y [C, H, W] against [N, C, H, W]): per tile of
+//            kTile target elements, a sum over the reduced positions, one lane per element; fixed chunks
+//            of the reduced positions when the target is small, so that there is work for every thread.
+// The chunking depends on the shapes only and the chunks' partial sums are added in chunk order, so
+// the result has the same bits for any thread count, and no temporary is as large as the output.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/cpu_parallel.h"
+#include "lerp_cpu_tiles.h"
+
+namespace lerp_core {
+namespace cpu {
+
+constexpr int64_t kChunk = 65536;     // reduced positions per partial sum (rows)
+constexpr int64_t kSmallTarget = 4096;  // below this many target elements, columns also chunk the reductions
+
+// A backward's operands, and per-thread tile buffers for them.
+template <typename T>
+struct Operands {
+  using A = typename AccOf<T>::type;
+  const T *g, *x, *y;
+  Weight<T> w;
+  A bg[kTile], bx[kTile], by[kTile], bw[kTile];
+
+  // t[i] = the gradient term of input `Target` (kX, kY or kW) for n positions starting at offsets off,
+  // each tensor moving by st[slot] per position.
+  template <int Target>
+  void term(const int64_t* off, const int64_t* st, int64_t n, A* __restrict__ t) {
+    const A* vg = view(g + off[kOut], st[kOut], n, bg);
+    if constexpr (Target == kW) {
+      const A* vx = view(x + off[kX], st[kX], n, bx);
+      const A* vy = view(y + off[kY], st[kY], n, by);
+      for (int64_t i = 0; i < n; ++i) t[i] = vg[i] * (vy[i] - vx[i]);
+    } else {
+      const A* vw = w.tile(off[kW], st[kW], n, bw);
+      for (int64_t i = 0; i < n; ++i) t[i] = Target == kX ? vg[i] * (A(1) - vw[i]) : vg[i] * vw[i];
+    }
+  }
+};
+
+// Offsets advanced by j positions along strides st.
+inline void advance(const int64_t* off, const int64_t* st, int64_t j, int64_t out[kNumT]) {
+  for (int t = 0; t < kNumT; ++t) out[t] = off[t] + j * st[t];
+}
+
+// Rows: dst[m] = sum over the reduced positions of the term, for every target element m.
+template <int Target, typename T>
+void reduce_rows(const Layout& lay, Operands<T> ops, T* dst) {
+  using A = typename AccOf<T>::type;
+  const int lo = lay.nk, hi = lay.nk + lay.nr;
+  const int64_t nch = (lay.L + kChunk - 1) / kChunk;
+  int64_t st[kNumT];
+  for (int t = 0; t < kNumT; ++t) st[t] = lay.stride[t][hi - 1];
+  std::vector<double> partial(static_cast<size_t>(lay.M * nch));
+  opcore::parallel_for(lay.M * nch, lay.L < kChunk ? lay.L : kChunk, [&](int64_t begin, int64_t end) {
+    Operands<T> o = ops;
+    A tt[kTile];
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t m = item / nch, c = item % nch;
+      int64_t base[kNumT];
+      kept_offsets(lay, m, base);
+      double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      const int64_t r1 = (c + 1) * kChunk < lay.L ? (c + 1) * kChunk : lay.L;
+      for_each_run(lay, lo, hi, c * kChunk, r1, base, [&](const int64_t* off, int64_t len) {
+        for (int64_t j = 0; j < len; j += kTile) {
+          const int64_t n = len - j < kTile ? len - j : kTile;
+          int64_t at[kNumT];
+          advance(off, st, j, at);
+          o.template term<Target>(at, st, n, tt);
+          int64_t i = 0;
+          for (; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; ++k) lane[k] += static_cast<double>(tt[i + k]);
+          for (; i < n; ++i) lane[i & 7] += static_cast<double>(tt[i]);
+        }
+      });
+      partial[static_cast<size_t>(item)] =
+          ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    }
+  });
+  opcore::parallel_for(lay.M, nch, [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) {
+      double s = 0;
+      for (int64_t c = 0; c < nch; ++c) s += partial[static_cast<size_t>(m * nch + c)];
+      int64_t off[kNumT];
+      kept_offsets(lay, m, off);
+      dst[off[Target]] = from_acc<T>(static_cast<A>(s));
+    }
+  });
+}
+
+// Columns: the innermost output dim is the last kept dim; a tile of target elements along it is summed
+// over the reduced positions at once (one double per element).
+template <int Target, typename T>
+void reduce_columns(const Layout& lay, Operands<T> ops, T* dst) {
+  using A = typename AccOf<T>::type;
+  const int lo = lay.nk, hi = lay.nk + lay.nr;
+  const int64_t kn = lay.size[lay.nk - 1];                       // the kept run along the innermost dim
+  const int64_t per_run = (kn + kTile - 1) / kTile;               // tiles per run
+  const int64_t tiles = lay.M / kn * per_run;
+  const int64_t width = kn < kTile ? kn : kTile;
+  const int64_t rchunk = lay.M >= kSmallTarget ? lay.L : (kChunk / width > 0 ? kChunk / width : 1);
+  const int64_t nch = (lay.L + rchunk - 1) / rchunk;
+  int64_t kst[kNumT];
+  for (int t = 0; t < kNumT; ++t) kst[t] = lay.stride[t][lay.nk - 1];
+  std::vector<double> partial(static_cast<size_t>(lay.M * nch));
+  opcore::parallel_for(tiles * nch, width * (lay.L < rchunk ? lay.L : rchunk), [&](int64_t begin, int64_t end) {
+    Operands<T> o = ops;
+    A tt[kTile];
+    double acc[kTile];
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t tile = item / nch, c = item % nch;
+      const int64_t j0 = (tile % per_run) * kTile, m0 = tile / per_run * kn + j0;
+      const int64_t n = kn - j0 < kTile ? kn - j0 : kTile;
+      int64_t base[kNumT];
+      kept_offsets(lay, m0, base);
+      for (int64_t i = 0; i < n; ++i) acc[i] = 0;
+      const int64_t r1 = (c + 1) * rchunk < lay.L ? (c + 1) * rchunk : lay.L;
+      for_each_run(lay, lo, hi, c * rchunk, r1, base, [&](const int64_t* off, int64_t len) {
+        for (int64_t q = 0; q < len; ++q) {
+          int64_t at[kNumT];
+          for (int t = 0; t < kNumT; ++t) at[t] = off[t] + q * lay.stride[t][hi - 1];
+          o.template term<Target>(at, kst, n, tt);
+          for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<double>(tt[i]);
+        }
+      });
+      for (int64_t i = 0; i < n; ++i) partial[static_cast<size_t>(c * lay.M + m0 + i)] = acc[i];
+    }
+  });
+  opcore::parallel_for(lay.M, nch, [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) {
+      double s = 0;
+      for (int64_t c = 0; c < nch; ++c) s += partial[static_cast<size_t>(c * lay.M + m)];
+      int64_t off[kNumT];
+      kept_offsets(lay, m, off);
+      dst[off[Target]] = from_acc<T>(static_cast<A>(s));
+    }
+  });
+}
+
+// The gradient of the broadcast input `Target` into dst (its own shape), by rows or by columns.
+template <int Target, typename T>
+void reduce_grad(const Shape& os, const Shape& xs, const Shape& ys, const Shape& ws, const Operands<T>& ops,
+                 T* dst) {
+  const Layout lay = make_layout(os, xs, ys, ws, Target);
+  const bool columns = lay.nk > 0 && lay.stride[kOut][lay.nk - 1] == 1;
+  if (columns) {
+    reduce_columns<Target>(lay, ops, dst);
+  } else {
+    reduce_rows<Target>(lay, ops, dst);
+  }
+}
+
+}  // namespace cpu
+
+// Gradients of lerp; a null output pointer means "not needed". Every requested output is fully written
+// (zeros when dout is empty).
+template <typename T>
+void lerp_backward_cpu(const T* g, const T* x, const T* y, const T* w, double w_scalar, T* dx, T* dy, T* dw,
+                       const Shape& xs, const Shape& ys, const Shape& ws) {
+  using A = typename AccOf<T>::type;
+  const Shape os = broadcast_shapes({xs, ys, ws});
+  const int64_t n = numel_of(os);
+  T* dst[kNumT] = {nullptr, dx, dy, dw};
+  const Shape* shp[kNumT] = {&os, &xs, &ys, &ws};
+  if (n == 0) {
+    for (int t = kX; t < kNumT; ++t)
+      for (int64_t i = 0; dst[t] && i < numel_of(*shp[t]); ++i) dst[t][i] = from_acc<T>(A(0));
+    return;
+  }
+  const cpu::Operands<T> ops{g, x, y, cpu::Weight<T>{w, static_cast<A>(w_scalar)}, {}, {}, {}, {}};
+  bool full[kNumT] = {false, false, false, false};
+  for (int t = kX; t < kNumT; ++t) full[t] = dst[t] && numel_of(*shp[t]) == n;
+  if (full[kX] || full[kY] || full[kW]) {  // one pass writes every full-shape gradient
+    const Layout lay = make_layout(os, xs, ys, ws, -1);
+    int64_t st[kNumT];
+    for (int t = 0; t < kNumT; ++t) st[t] = lay.stride[t][lay.nr - 1];
+    const int64_t zero[kNumT] = {0, 0, 0, 0};
+    opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+      cpu::Operands<T> o = ops;
+      A tt[cpu::kTile];
+      cpu::for_each_run(lay, 0, lay.nr, begin, end, zero, [&](const int64_t* off, int64_t len) {
+        for (int64_t j = 0; j < len; j += cpu::kTile) {
+          const int64_t m = len - j < cpu::kTile ? len - j : cpu::kTile;
+          int64_t at[kNumT];
+          cpu::advance(off, st, j, at);
+          for (int t = kX; t < kNumT; ++t) {
+            if (!full[t]) continue;
+            A* res = cpu::out_tile(dst[t] + at[kOut], tt);
+            if (t == kX) o.template term<kX>(at, st, m, res);
+            if (t == kY) o.template term<kY>(at, st, m, res);
+            if (t == kW) o.template term<kW>(at, st, m, res);
+            cpu::flush(dst[t] + at[kOut], m, res);
+          }
+        }
+      });
+    });
+  }
+  if (dx && !full[kX]) cpu::reduce_grad<kX>(os, xs, ys, ws, ops, dx);
+  if (dy && !full[kY]) cpu::reduce_grad<kY>(os, xs, ys, ws, ops, dy);
+  if (dw && !full[kW]) cpu::reduce_grad<kW>(os, xs, ys, ws, ops, dw);
+}
+
+// Gradients of same-shape x, y, w from diff = y - x; a null output is not computed.
+template <typename T>
+void lerp_backward_from_diff_cpu(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n) {
+  using A = typename AccOf<T>::type;
+  opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+    A bg[cpu::kTile], bw[cpu::kTile], bd[cpu::kTile], bo[cpu::kTile];
+    for (int64_t j = begin; j < end; j += cpu::kTile) {
+      const int64_t m = end - j < cpu::kTile ? end - j : cpu::kTile;
+      const A* vg = cpu::view(g + j, 1, m, bg);
+      const A* vw = cpu::view(w + j, 1, m, bw);
+      if (dx) {
+        A* o = cpu::out_tile(dx + j, bo);
+        for (int64_t i = 0; i < m; ++i) o[i] = vg[i] * (A(1) - vw[i]);
+        cpu::flush(dx + j, m, o);
+      }
+      if (dy) {
+        A* o = cpu::out_tile(dy + j, bo);
+        for (int64_t i = 0; i < m; ++i) o[i] = vg[i] * vw[i];
+        cpu::flush(dy + j, m, o);
+      }
+      if (dw) {
+        const A* vd = cpu::view(diff + j, 1, m, bd);
+        A* o = cpu::out_tile(dw + j, bo);
+        for (int64_t i = 0; i < m; ++i) o[i] = vg[i] * vd[i];
+        cpu::flush(dw + j, m, o);
+      }
+    }
+  });
+}
+
+}  // namespace lerp_core

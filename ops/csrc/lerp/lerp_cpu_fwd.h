@@ -1,0 +1,61 @@
+// CPU forward paths: broadcast forward, and the training forward that also saves y - x.
+#pragma once
+
+#include <cstdint>
+
+#include "common/cpu_parallel.h"
+#include "lerp_cpu_tiles.h"
+
+namespace lerp_core {
+
+// out = lerp(x, y, w) with broadcasting; out has the broadcast shape. A null w means the scalar w_scalar.
+// Threads split the output positions; each position is computed from its own inputs, so the result
+// does not depend on the thread count.
+template <typename T>
+void lerp_forward_cpu(const T* x, const T* y, const T* w, double w_scalar, T* out, const Shape& xs,
+                      const Shape& ys, const Shape& ws) {
+  using A = typename AccOf<T>::type;
+  const Shape os = broadcast_shapes({xs, ys, ws});
+  const int64_t n = numel_of(os);
+  if (n == 0) return;
+  const Layout lay = make_layout(os, xs, ys, ws, -1);
+  const int in = lay.nr - 1;
+  const int64_t sx = lay.stride[kX][in], sy = lay.stride[kY][in], sw = lay.stride[kW][in];
+  const cpu::Weight<T> wt{w, static_cast<A>(w_scalar)};
+  const int64_t zero[kNumT] = {0, 0, 0, 0};
+  opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+    A bx[cpu::kTile], by[cpu::kTile], bw[cpu::kTile], bo[cpu::kTile];
+    cpu::for_each_run(lay, 0, lay.nr, begin, end, zero, [&](const int64_t* off, int64_t len) {
+      for (int64_t j = 0; j < len; j += cpu::kTile) {
+        const int64_t m = len - j < cpu::kTile ? len - j : cpu::kTile;
+        A* o = cpu::out_tile(out + off[kOut] + j, bo);
+        cpu::lerp_tile(cpu::view(x + off[kX] + j * sx, sx, m, bx), cpu::view(y + off[kY] + j * sy, sy, m, by),
+                       wt.tile(off[kW] + j * sw, sw, m, bw), m, o);
+        cpu::flush(out + off[kOut] + j, m, o);
+      }
+    });
+  });
+}
+
+// Training forward for same-shape x, y, w (n elements) when w needs a gradient: out = lerp(x, y, w)
+// and diff = y - x, so the backward reads diff instead of both x and y (see the CUDA core).
+template <typename T>
+void lerp_forward_save_diff_cpu(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n) {
+  using A = typename AccOf<T>::type;
+  opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+    A bx[cpu::kTile], by[cpu::kTile], bw[cpu::kTile], bo[cpu::kTile];
+    for (int64_t j = begin; j < end; j += cpu::kTile) {
+      const int64_t m = end - j < cpu::kTile ? end - j : cpu::kTile;
+      const A* vx = cpu::view(x + j, 1, m, bx);
+      const A* vy = cpu::view(y + j, 1, m, by);
+      A* o = cpu::out_tile(out + j, bo);
+      cpu::lerp_tile(vx, vy, cpu::view(w + j, 1, m, bw), m, o);
+      cpu::flush(out + j, m, o);
+      A* d = cpu::out_tile(diff + j, bo);
+      for (int64_t i = 0; i < m; ++i) d[i] = vy[i] - vx[i];
+      cpu::flush(diff + j, m, d);
+    }
+  });
+}
+
+}  // namespace lerp_core
