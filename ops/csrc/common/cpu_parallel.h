@@ -1,6 +1,6 @@
 // A small portable parallel-for for the ops' CPU kernels (framework-free, std::thread only).
 //
-//   int n = opcore::cpu_threads();                   // OPBENCH_CPU_THREADS, else OMP_NUM_THREADS, else the cores
+//   int n = opcore::cpu_threads();   // OPBENCH_CPU_THREADS, else the framework's pool, OMP_NUM_THREADS, the cores
 //   opcore::parallel_for(items, work_per_item, [&](int64_t begin, int64_t end) { ... });
 //
 // Items are split into one contiguous range per thread; a kernel whose items write disjoint results (or
@@ -25,12 +25,29 @@ namespace opcore {
 
 constexpr int64_t kMinWorkPerThread = 32768;  // elements; below this a thread costs more than it saves
 
-// Threads a CPU kernel may use: OPBENCH_CPU_THREADS, else OMP_NUM_THREADS, else the hardware's count.
+// A framework's own thread pool, which a binding may install with set_framework_pool(): the kernels'
+// threads then run on it rather than beside it (a framework's OpenMP workers spin for a while after each
+// of its ops, and would take the cores from ours). The work is still split by parallel_for below.
+struct FrameworkPool {
+  void (*run)(int n, const std::function<void(int)>& fn) = nullptr;  // calls fn(0) .. fn(n-1), returns after
+  int (*threads)() = nullptr;                                         // how many threads it has
+};
+
+inline FrameworkPool& framework_pool() {
+  static FrameworkPool pool;  // one per extension library
+  return pool;
+}
+
+inline void set_framework_pool(FrameworkPool pool) { framework_pool() = pool; }
+
+// Threads a CPU kernel may use: OPBENCH_CPU_THREADS, else the framework pool's count, else
+// OMP_NUM_THREADS, else the hardware's count.
 inline int cpu_threads() {
-  for (const char* name : {"OPBENCH_CPU_THREADS", "OMP_NUM_THREADS"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && std::atoi(v) > 0) return std::atoi(v);
-  }
+  const char* v = std::getenv("OPBENCH_CPU_THREADS");
+  if (v != nullptr && std::atoi(v) > 0) return std::atoi(v);
+  if (framework_pool().threads != nullptr) return std::max(1, framework_pool().threads());
+  v = std::getenv("OMP_NUM_THREADS");
+  if (v != nullptr && std::atoi(v) > 0) return std::atoi(v);
   const unsigned hw = std::thread::hardware_concurrency();
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
@@ -105,10 +122,15 @@ void parallel_for(int64_t items, int64_t work_per_item, F&& fn) {
     return;
   }
   const int64_t per = items / n, extra = items % n;
-  Pool::get().run(static_cast<int>(n), [&](int t) {
+  const std::function<void(int)> task = [&](int t) {
     const int64_t begin = t * per + std::min<int64_t>(t, extra);
     fn(begin, begin + per + (t < extra ? 1 : 0));
-  });
+  };
+  if (framework_pool().run != nullptr) {
+    framework_pool().run(static_cast<int>(n), task);
+  } else {
+    Pool::get().run(static_cast<int>(n), task);
+  }
 }
 
 }  // namespace opcore

@@ -32,6 +32,12 @@ struct Operands {
   Weight<T> w;
   A bg[kTile], bx[kTile], by[kTile], bw[kTile];
 
+  // Fills the weight buffer once when the weight is a scalar (call on each thread's copy).
+  void prepare() {
+    if (!w.p)
+      for (int64_t i = 0; i < kTile; ++i) bw[i] = w.scalar;
+  }
+
   // t[i] = the gradient term of input `Target` (kX, kY or kW) for n positions starting at offsets off,
   // each tensor moving by st[slot] per position.
   template <int Target>
@@ -42,7 +48,7 @@ struct Operands {
       const A* vy = view(y + off[kY], st[kY], n, by);
       for (int64_t i = 0; i < n; ++i) t[i] = vg[i] * (vy[i] - vx[i]);
     } else {
-      const A* vw = w.tile(off[kW], st[kW], n, bw);
+      const A* vw = w.p ? view(w.p + off[kW], st[kW], n, bw) : bw;
       for (int64_t i = 0; i < n; ++i) t[i] = Target == kX ? vg[i] * (A(1) - vw[i]) : vg[i] * vw[i];
     }
   }
@@ -64,6 +70,7 @@ void reduce_rows(const Layout& lay, Operands<T> ops, T* dst) {
   std::vector<double> partial(static_cast<size_t>(lay.M * nch));
   opcore::parallel_for(lay.M * nch, lay.L < kChunk ? lay.L : kChunk, [&](int64_t begin, int64_t end) {
     Operands<T> o = ops;
+    o.prepare();
     A tt[kTile];
     for (int64_t item = begin; item < end; ++item) {
       const int64_t m = item / nch, c = item % nch;
@@ -115,6 +122,7 @@ void reduce_columns(const Layout& lay, Operands<T> ops, T* dst) {
   std::vector<double> partial(static_cast<size_t>(lay.M * nch));
   opcore::parallel_for(tiles * nch, width * (lay.L < rchunk ? lay.L : rchunk), [&](int64_t begin, int64_t end) {
     Operands<T> o = ops;
+    o.prepare();
     A tt[kTile];
     double acc[kTile];
     for (int64_t item = begin; item < end; ++item) {
@@ -187,6 +195,7 @@ void lerp_backward_cpu(const T* g, const T* x, const T* y, const T* w, double w_
     const int64_t zero[kNumT] = {0, 0, 0, 0};
     opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
       cpu::Operands<T> o = ops;
+      o.prepare();
       A tt[cpu::kTile];
       cpu::for_each_run(lay, 0, lay.nr, begin, end, zero, [&](const int64_t* off, int64_t len) {
         for (int64_t j = 0; j < len; j += cpu::kTile) {

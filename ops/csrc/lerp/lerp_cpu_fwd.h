@@ -29,8 +29,13 @@ void lerp_forward_cpu(const T* x, const T* y, const T* w, double w_scalar, T* ou
       for (int64_t j = 0; j < len; j += cpu::kTile) {
         const int64_t m = len - j < cpu::kTile ? len - j : cpu::kTile;
         A* o = cpu::out_tile(out + off[kOut] + j, bo);
-        cpu::lerp_tile(cpu::view(x + off[kX] + j * sx, sx, m, bx), cpu::view(y + off[kY] + j * sy, sy, m, by),
-                       wt.tile(off[kW] + j * sw, sw, m, bw), m, o);
+        const A* vx = cpu::view(x + off[kX] + j * sx, sx, m, bx);
+        const A* vy = cpu::view(y + off[kY] + j * sy, sy, m, by);
+        if (w) {
+          cpu::lerp_tile(vx, vy, cpu::view(w + off[kW] + j * sw, sw, m, bw), m, o);
+        } else {
+          cpu::lerp_tile_scalar(vx, vy, wt.scalar, m, o);
+        }
         cpu::flush(out + off[kOut] + j, m, o);
       }
     });

@@ -142,17 +142,22 @@ inline void flush(T* p, int64_t n, const A* buf) {
   if constexpr (!std::is_same_v<T, A>) store(p, n, buf);
 }
 
-// The weight as kernels see it: a tensor (p, moving by the run's stride) or, when p is null, a scalar.
+// The same for a scalar weight: its comparison is made once, so the loop is one multiply-add per element.
+template <typename A>
+inline void lerp_tile_scalar(const A* __restrict__ x, const A* __restrict__ y, A w, int64_t n, A* __restrict__ o) {
+  if (std::fabs(w) < A(0.5)) {
+    for (int64_t i = 0; i < n; ++i) o[i] = x[i] + w * (y[i] - x[i]);
+  } else {
+    const A c = w - A(1);
+    for (int64_t i = 0; i < n; ++i) o[i] = y[i] + c * (y[i] - x[i]);
+  }
+}
+
+// The weight as kernels see it: a tensor (p) or, when p is null, the scalar.
 template <typename T>
 struct Weight {
   const T* p;
   typename AccOf<T>::type scalar;
-  // The tile of weights at offset `off` with stride `stride` (a view, or buf with the scalar filled in).
-  const typename AccOf<T>::type* tile(int64_t off, int64_t stride, int64_t n, typename AccOf<T>::type* buf) const {
-    if (p) return view(p + off, stride, n, buf);
-    for (int64_t i = 0; i < n; ++i) buf[i] = scalar;
-    return buf;
-  }
 };
 
 }  // namespace cpu

@@ -1,6 +1,7 @@
 // PyTorch binding of the lerp core: op schemas and the CPU kernels.
 // The CUDA kernels are registered by torch_lerp.cu when it is built.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
@@ -12,6 +13,17 @@
 
 namespace opbench_torch {
 namespace {
+
+// The CPU kernels' threads run on PyTorch's intra-op pool (see common/cpu_parallel.h).
+const bool kUsesTorchPool = [] {
+  opcore::set_framework_pool({[](int n, const std::function<void(int)>& fn) {
+                                at::parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+                                  for (int64_t t = b; t < e; ++t) fn(static_cast<int>(t));
+                                });
+                              },
+                              [] { return at::get_num_threads(); }});
+  return true;
+}();
 
 template <typename F>
 void dispatch_cpu(at::ScalarType s, F&& f) {
