@@ -4,15 +4,18 @@
 #   bash docs/gpu_run.sh OUTDIR tests|lerp|lerp-host|validate|paddle-check ...
 #
 # tests:        the gpu-marked tests (builds the torch extension first)
-# main:         the README's main command timed from an empty extension cache and again warm (main_command.md)
+# main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
+#               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
+# sweep:        the lerp-sweep suite (70 seeded cases) against torch and torch.compile, and its report
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
 # verdicts:     accuracy verdicts: false failures and planted defects on the GPU (docs/accuracy/verdicts.py)
 # compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
-# paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz
+# paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz, made
+#               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
 # number of failed steps. Clocks and device settings are only read, never changed.
 set -uo pipefail
@@ -29,13 +32,19 @@ step_tests() {
 
 step_main() {
   cp docs/op_benchmark/main_command.md "$out/main_command.md" 2>/dev/null
-  python docs/op_benchmark/main_command.py --doc "$out/main_command.md"
+  python docs/op_benchmark/main_command.py --runs "${MAIN_RUNS:-cold,warm}" --doc "$out/main_command.md"
 }
 
 step_lerp() {
   python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd \
     --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md" --png "$out/lerp_speedups.png"
+}
+
+step_sweep() {
+  python -m opbench bench lerp-sweep --providers torch,torch-compile,torch-ops --directions fwd,bwd --rounds 1 \
+    --budget 100 --method events --json "$out/sweep_lerp.json" --no-progress >"$out/sweep_lerp_table.md" &&
+    python -m opbench report "$out/sweep_lerp.json" --markdown "$out/sweep_lerp.md"
 }
 
 step_lerp-host() {

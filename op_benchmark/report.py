@@ -3,7 +3,8 @@ speedup summary under ``opbench bench``'s tables.
 
 The section (:func:`pr_section`) gives, per op and direction, the candidate's geometric-mean, minimum
 and maximum speedup over Paddle's kernel (before) and over the industry's best (the fastest anchor of
-each case), how many cases are slower, the before/after table of every case, and a chart. With
+each case) and against each anchor on its own, how many cases are slower, which cases are below the
+industry's best, the before/after table of every case, and a chart. With
 explicit ``--baselines`` it is the plain pairwise summary (:func:`speedups`). A speedup is
 ``median(baseline) / median(provider)``: above 1 the provider is faster.
 """
@@ -66,9 +67,10 @@ def speedups(records: Sequence[Record], baselines: Sequence[str] = DEFAULT_BASEL
     return sorted(out, key=lambda s: (s.api, s.baseline, s.provider, s.direction))
 
 
-def candidate_speedups(records: Sequence[Record]) -> list[SpeedupRow]:
+def candidate_speedups(records: Sequence[Record], per_anchor: bool = False) -> list[SpeedupRow]:
     """Per op and direction, the candidate against Paddle's kernel (before) and against the industry's
-    best (per case, the fastest anchor measured on it); ops without a candidate have no row."""
+    best (per case, the fastest anchor measured on it); with ``per_anchor`` also against each anchor on
+    its own (PyTorch eager, ``torch.compile``, Liger, ...). Ops without a candidate have no row."""
     by_case: dict[tuple[str, str], dict[str, Record]] = {}
     for r in records:
         by_case.setdefault((r.case, r.direction), {})[r.provider] = r
@@ -78,7 +80,8 @@ def candidate_speedups(records: Sequence[Record]) -> list[SpeedupRow]:
         if cand is None or not cand.ok:
             continue
         api = cand.api or cand.case.split("(", 1)[0]
-        for baseline, base in ((roles.BEFORE, row.get(roles.BEFORE)), (BEST, roles.best_anchor(row))):
+        anchors = [(p, r) for p, r in row.items() if per_anchor and roles.is_anchor(p)]
+        for baseline, base in ((roles.BEFORE, row.get(roles.BEFORE)), (BEST, roles.best_anchor(row)), *anchors):
             ratio = roles.speedup(base, cand)
             if ratio and base is not None:
                 groups.setdefault((api, cand.provider, baseline, direction), []).append(
@@ -86,7 +89,24 @@ def candidate_speedups(records: Sequence[Record]) -> list[SpeedupRow]:
     order = {d: i for i, d in enumerate(DIRECTIONS)}
     out = [_row(api, prov, base, d, [r for r, _ in v], sum(s for _, s in v))
            for (api, prov, base, d), v in groups.items()]
-    return sorted(out, key=lambda s: (s.api, s.baseline != roles.BEFORE, order.get(s.direction, 9), s.provider))
+    rank = {roles.BEFORE: 0, BEST: 1}
+    return sorted(out, key=lambda s: (s.api, rank.get(s.baseline, 2), s.baseline, order.get(s.direction, 9),
+                                      s.provider))
+
+
+def below_best(records: Sequence[Record]) -> list[tuple[str, str, float, str]]:
+    """The cases where the candidate is below 1.00x of the industry's best: (case label, direction,
+    speedup, fastest anchor), slowest first."""
+    by_case: dict[tuple[str, str], dict[str, Record]] = {}
+    for r in records:
+        by_case.setdefault((r.case, r.direction), {})[r.provider] = r
+    out = []
+    for (case, direction), row in by_case.items():
+        best = roles.best_anchor(row)
+        ratio = roles.speedup(best, roles.candidate(row))
+        if ratio is not None and best is not None and ratio < 1.0:
+            out.append((render.case_label(case), direction, ratio, best.provider))
+    return sorted(out, key=lambda c: c[2])
 
 
 def markdown(rows: Sequence[SpeedupRow]) -> str:
@@ -118,7 +138,7 @@ def pr_section(result: BenchResult, chart: str | None = None) -> str:
     """The performance section of an operator PR, in markdown: the environment, the speedup summary
     (candidate vs Paddle before and vs the industry's best), the chart when ``chart`` names its file,
     and the before/after table of every case per direction, with what could not run."""
-    rows = candidate_speedups(result.records)
+    rows = candidate_speedups(result.records, per_anchor=True)
     parts = ["## Performance", _device_line(result)]
     if not rows:
         parts.append("No candidate (paddle-ops / torch-ops) was measured: nothing to compare against "
@@ -134,6 +154,9 @@ def pr_section(result: BenchResult, chart: str | None = None) -> str:
         parts.append("Paddle's kernel was not measured in this run (Paddle not installed on this machine)."
                      if not against else "Cases slower than Paddle's kernel beyond the noise: " + (", ".join(
                          f"{r.slower} {r.direction} ({r.api})" for r in slower) if slower else "none") + ".")
+        below = below_best(result.records)
+        parts.append("Cases below 1.00x of the industry's best: " + ("none." if not below else "\n\n" + "\n".join(
+            f"- {label} {d}: {ratio:.2f}x of {prov}" for label, d, ratio, prov in below)))
     if chart:
         parts.append(f"![speedups]({chart})")
     tables = render.markdown(result.records)

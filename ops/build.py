@@ -4,7 +4,8 @@ A build is keyed by a hash of the source files' contents, the framework's name
 and version, the target (CPU, or the GPU's compute capability) and the
 compiler flags, and lives in ``${OPBENCH_CACHE_DIR:-~/.cache/opbench}/ops/
 <framework>-<hash>/``. A file lock keeps two processes from building the same
-extension at once. Builds are quiet unless ``OPBENCH_VERBOSE_BUILD=1``; a
+extension at once. A build says on stderr when it starts and how long it took; the compiler's output
+is kept in the build folder's build.log unless ``OPBENCH_VERBOSE_BUILD=1``; a
 failed build raises :class:`BuildError` carrying the compiler's own messages
 (Paddle 3.3.1 prints per-file compile errors and carries on to a confusing
 link error, so the failing file is compiled again here to get its message).
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -282,6 +284,11 @@ def load(framework: str, device: str | None = None) -> Any:
         bdir.mkdir(parents=True, exist_ok=True)
         log = bdir / "build.log"
         with _file_lock(bdir.with_suffix(".lock")):
+            fresh = not any(bdir.glob(f"{name}*.so"))
+            if fresh:  # the first run builds; later runs load the cached library at once
+                print(f"opbench: building the {framework} lerp extension ({device}) once, cached in {bdir} "
+                      "(about a minute) ...", file=sys.stderr, flush=True)
+            start = time.monotonic()
             try:
                 with _captured_output(log):
                     mod = (_build_torch if framework == "torch" else _build_paddle)(name, sources, bdir, arch)
@@ -292,6 +299,9 @@ def load(framework: str, device: str | None = None) -> Any:
                     detail = (_paddle_compile_errors(sources, arch) + "\n" + detail).strip()
                 raise BuildError(f"building the {framework} lerp extension ({device}) in {bdir} failed:\n"
                                  f"{detail}") from exc
+        if fresh:
+            print(f"opbench: built the {framework} lerp extension in {time.monotonic() - start:.0f} s", file=sys.stderr,
+                  flush=True)
         result = mod if framework == "paddle" else True
         _LOADED[key] = result
         return result

@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from opbench.suites.sweeps import SWEEPS
+
 DIR = Path(__file__).resolve().parent
 CPU_DIR = DIR / "cpu"
 
-# name -> (purpose, generator of config lines). Sweeps register here (see opbench/suites/sweeps.py).
-GENERATED: dict[str, tuple[str, Callable[[], list[str]]]] = {}
+# name -> (purpose, generator of config lines): the seeded sweeps of opbench/suites/sweeps.py.
+GENERATED: dict[str, tuple[str, Callable[[], list[str]]]] = dict(SWEEPS)
 
 
 @dataclass(frozen=True)

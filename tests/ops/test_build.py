@@ -58,12 +58,13 @@ def _broken_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filename: str)
 @pytest.mark.slow
 @pytest.mark.parametrize(("framework", "source"), [("torch", "torch_lerp.cpp"), ("paddle", "paddle_lerp.cc")])
 def test_build_error_shows_compiler_message(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, framework: str, source: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, framework: str, source: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip(framework)
     _broken_tree(tmp_path, monkeypatch, source)
     with pytest.raises(build.BuildError, match="undeclared_marker_symbol"):
         build.load(framework, "cpu")
+    assert f"building the {framework} lerp extension (cpu) once, cached in" in capsys.readouterr().err
 
 
 def _parser() -> argparse.ArgumentParser:
