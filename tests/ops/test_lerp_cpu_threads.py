@@ -76,3 +76,27 @@ def test_float32_against_float64(torch_ext: Any, case: tuple, monkeypatch: pytes
     for got, want in zip(res[1:1 + len(expect)], expect, strict=True):
         scale = np.abs(want).max() + 1
         np.testing.assert_allclose(got.numpy(), want.reshape(got.shape), rtol=1e-5, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("case", CASES[:4] + CASES[5:6], ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in CASES[:4] + CASES[5:6]])
+def test_paddle_same_bits_for_any_thread_count(paddle_ext: Any, case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Paddle binding runs the kernels on the core's own thread pool (common/cpu_parallel.h); like
+    Paddle's lerp it gives gradients for x and y only."""
+    paddle = paddle_ext
+
+    def run(threads: int) -> list[np.ndarray]:
+        monkeypatch.setenv("OPBENCH_CPU_THREADS", str(threads))
+        rng = np.random.default_rng(0)
+        xs, ys, ws = case
+        x = paddle.to_tensor(rng.standard_normal(xs, dtype=np.float32), stop_gradient=False)
+        y = paddle.to_tensor(rng.standard_normal(ys, dtype=np.float32), stop_gradient=False)
+        w = ws if isinstance(ws, float) else paddle.to_tensor(rng.random(ws, dtype=np.float32))
+        out = ops.lerp(x, y, w)
+        g = paddle.to_tensor(rng.standard_normal(out.shape, dtype=np.float32))
+        grads = paddle.grad([out], [x, y], [g])
+        return [out.numpy(), *(t.numpy() for t in grads)]
+
+    one = run(1)
+    for threads in (2, 3):
+        for a, b in zip(one, run(threads), strict=True):
+            assert np.array_equal(a.view(np.int32), b.view(np.int32)), threads

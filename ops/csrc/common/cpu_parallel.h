@@ -6,13 +6,16 @@
 // Items are split into one contiguous range per thread; a kernel whose items write disjoint results (or
 // fixed-size partial sums combined afterwards in item order) therefore gives the same bits for any thread
 // count. Work below kMinWorkPerThread elements a thread runs on the caller alone. The worker threads are
-// started once and wait for work (a call costs a wake-up, not a thread start); a forked child starts its
-// own. The environment is read on every call, so a test can change the count.
+// started once and wait for work, polling for a short while before they sleep (so back-to-back calls cost
+// neither a thread start nor a wake-up); a forked child starts its own. The environment is read on every
+// call, so a test can change the count.
 #pragma once
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -53,9 +56,14 @@ inline int cpu_threads() {
 }
 
 // Worker threads that persist between calls. run(n, fn) calls fn(0) .. fn(n-2) on workers and fn(n-1) on
-// the caller, and returns when all are done; calls from several threads take turns.
+// the caller, and returns when all are done; calls from several threads take turns. A worker that has
+// finished a job polls for the next one for kSpin before sleeping on a condition variable, and the caller
+// polls for the workers' end likewise: waking a sleeping thread costs tens of microseconds, as much as
+// the work of a mid-size call.
 class Pool {
  public:
+  static constexpr std::chrono::microseconds kSpin{200};
+
   static Pool& get() {
     static Pool* pool = new Pool();  // never destroyed: its threads wait for work until the process ends
     if (pool->pid_ != getpid()) pool = new Pool();  // after fork() the parent's workers do not exist here
@@ -71,32 +79,47 @@ class Pool {
         workers_.emplace_back([this, id] { work(id); });
         workers_.back().detach();
       }
-      job_ = &fn;
-      active_ = n - 1;
-      pending_ = n - 1;
-      ++generation_;
+      job_.store(&fn, std::memory_order_relaxed);
+      active_.store(n - 1, std::memory_order_relaxed);
+      pending_.store(n - 1, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     fn(n - 1);
+    if (poll([this] { return pending_.load(std::memory_order_acquire) == 0; })) return;
     std::unique_lock<std::mutex> g(mu_);
-    done_.wait(g, [this] { return pending_ == 0; });
+    done_.wait(g, [this] { return pending_.load(std::memory_order_acquire) == 0; });
   }
 
  private:
   Pool() : pid_(getpid()) {}
 
+  // Polls ready() for up to kSpin, yielding the core between polls; true once it holds.
+  template <typename Ready>
+  static bool poll(Ready&& ready) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    do {
+      if (ready()) return true;
+      std::this_thread::yield();
+    } while (std::chrono::steady_clock::now() < until);
+    return ready();
+  }
+
   void work(int id) {
     uint64_t seen = 0;
-    std::unique_lock<std::mutex> g(mu_);
     for (;;) {
-      wake_.wait(g, [&] { return generation_ != seen; });
-      seen = generation_;
-      if (id >= active_) continue;
-      const std::function<void(int)>* job = job_;
-      g.unlock();
-      (*job)(id);
-      g.lock();
-      if (--pending_ == 0) done_.notify_one();
+      const auto fresh = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+      if (!poll(fresh)) {
+        std::unique_lock<std::mutex> g(mu_);
+        wake_.wait(g, fresh);
+      }
+      seen = generation_.load(std::memory_order_acquire);
+      if (id >= active_.load(std::memory_order_relaxed)) continue;
+      (*job_.load(std::memory_order_relaxed))(id);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> g(mu_);  // the caller checks pending_ under mu_ before it sleeps
+        done_.notify_one();
+      }
     }
   }
 
@@ -104,9 +127,9 @@ class Pool {
   std::mutex call_mu_, mu_;
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  const std::function<void(int)>* job_ = nullptr;
-  int active_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<const std::function<void(int)>*> job_{nullptr};
+  std::atomic<int> active_{0}, pending_{0};
+  std::atomic<uint64_t> generation_{0};
 };
 
 // Calls fn(begin, end) on disjoint ranges covering [0, items), in parallel when the total work
