@@ -4,7 +4,7 @@ One row per case: torch / torch-compile / torch-ops median us for fwd, bwd and f
 where torch.compile is not clearly faster (the suite's verdict rule: compile's Q3 below ours' minimum), and
 ours as % of the run's copy bandwidth for fwd and bwd.
 
-    python docs/ops/design_table.py docs/ops/lerp_h200.json
+    python docs/ops/design_table.py OUT/lerp.json     # the JSON of `gpu_run.sh OUT lerp`
 """
 
 from __future__ import annotations

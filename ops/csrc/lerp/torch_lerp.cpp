@@ -14,14 +14,11 @@
 namespace opbench_torch {
 namespace {
 
-// The CPU kernels' threads run on PyTorch's intra-op pool (see common/cpu_parallel.h).
-const bool kUsesTorchPool = [] {
-  opcore::set_framework_pool({[](int n, const std::function<void(int)>& fn) {
-                                at::parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
-                                  for (int64_t t = b; t < e; ++t) fn(static_cast<int>(t));
-                                });
-                              },
-                              [] { return at::get_num_threads(); }});
+// The CPU kernels run on the core's own thread pool (common/cpu_parallel.h), as many threads as
+// torch.get_num_threads(). Not at::parallel_for: that is inline and, in an extension built without
+// -fopenmp, runs its body on the caller alone.
+const bool kUsesTorchThreadCount = [] {
+  opcore::set_framework_pool({nullptr, [] { return at::get_num_threads(); }});
   return true;
 }();
 
