@@ -75,3 +75,16 @@ def test_report_cli_writes_the_section_and_the_chart(tmp_path, capsys):
     assert png.stat().st_size > 0
     assert main(["report", str(path), "--baselines", "paddle"]) == 0  # the plain pairwise summary
     assert "paddle-ops vs paddle" in capsys.readouterr().out
+
+
+def test_per_anchor_rows_and_the_cases_below_the_best():
+    recs = [ok("paddle.lerp(a)", "torch", 60), ok("paddle.lerp(a)", "torch-compile", 40),
+            ok("paddle.lerp(a)", "torch-ops", 50),  # 1.2x of eager, 0.8x of compile
+            ok("paddle.lerp(b)", "torch", 30), ok("paddle.lerp(b)", "torch-compile", 90),
+            ok("paddle.lerp(b)", "torch-ops", 20)]  # 1.5x of the best (eager)
+    rows = {(r.baseline, r.direction): r for r in report.candidate_speedups(recs, per_anchor=True)}
+    assert set(rows) == {(report.BEST, "fwd"), ("torch", "fwd"), ("torch-compile", "fwd")}
+    assert rows[("torch", "fwd")].min == pytest.approx(1.2) and rows[("torch-compile", "fwd")].below == 1
+    assert {r.baseline for r in report.candidate_speedups(recs)} == {report.BEST}
+    below = report.below_best(recs)
+    assert [(d, round(x, 2), p) for _, d, x, p in below] == [("fwd", 0.8, "torch-compile")]
