@@ -22,15 +22,15 @@ F16M='paddle.lerp(Tensor([64, 1, 128, 256],"float16"), Tensor([64, 32, 1, 256],"
 section_ncu() {
   ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
-    --section WarpStateStats python $here/ncu_target.py "$F16M|torch-ops|fwd" "$F16M|torch-compile|fwd" \
+    --section WarpStateStats python $here/diagnose.py ncu-target "$F16M|torch-ops|fwd" "$F16M|torch-compile|fwd" \
     "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" >"$out/ncu.log" 2>&1
 }
 
 # where the event-timed microseconds go for a small case
-section_timeline() { python $here/timeline.py "$C1" >"$out/timeline.log" 2>&1; }
+section_timeline() { python $here/diagnose.py timeline "$C1" >"$out/timeline.log" 2>&1; }
 
 # what torch.compile's training graph saves
-section_inductor() { python $here/inductor_code.py >"$out/inductor_code.log" 2>&1; }
+section_inductor() { python $here/diagnose.py inductor >"$out/inductor_code.log" 2>&1; }
 
 # the kernel-choice knobs (kernel time and event time)
 section_knobs() {
@@ -49,7 +49,7 @@ section_ncu_small() {
   ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
     --section SpeedOfLight --section Occupancy --section LaunchStats \
     --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
-    python $here/ncu_target.py "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" "$BF|torch-ops|fwd" \
+    python $here/diagnose.py ncu-target "$CB|torch-ops|fwd" "$CB|torch-compile|fwd" "$BF|torch-ops|fwd" \
     "$BF|torch-compile|fwd" "$F16M|torch-ops|fwd" "$F16M|torch-compile|fwd" \
     >"$out/ncu_small.log" 2>&1
 }
@@ -75,7 +75,7 @@ section_nd() {
 }
 
 # SASS instruction counts of the broadcast forward kernels (cuobjdump)
-section_sass() { python $here/sass_counts.py fwd_nd fwd_bcast >"$out/sass_counts.txt" 2>&1; }
+section_sass() { python $here/diagnose.py sass fwd_nd fwd_bcast >"$out/sass_counts.txt" 2>&1; }
 
 # the rows and cols backward kernels against what they replace (LERP_ROWS=0: gen_r; LERP_COLS=0: gen_k) and
 # their knobs (LERP_ROW_COUNTERS=0: finalize launch instead of the last block's sums; LERP_ROWS_PACKS;
@@ -95,7 +95,7 @@ section_rows() {
     env $knob python -m opbench bench "$C3" --providers torch-ops --directions bwd --method kernel \
       --budget 200 --no-progress >"$out/rows_${knob//=/}_kernel.md" 2>&1
   done
-  python $here/timeline.py "$CB5" "$C1W" "$C3" >"$out/rows_timeline.log" 2>&1
+  python $here/diagnose.py timeline "$CB5" "$C1W" "$C3" >"$out/rows_timeline.log" 2>&1
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
