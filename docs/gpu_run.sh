@@ -12,9 +12,10 @@
 # core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
 # verdicts:     accuracy verdicts: false failures and planted defects on the GPU (docs/accuracy/verdicts.py)
+# ray-scaling:  accuracy on Ray, 1 vs 2 GPU actors, >= 400 cases (docs/ray_scaling.py; needs 2 GPUs and the ray extra)
 # compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
-# paddle-check: compile-checks the Paddle CUDA binding against Paddle's headers in .paddle_include/inc.tgz, made
+# paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz, made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
 # number of failed steps. Clocks and device settings are only read, never changed.
@@ -69,6 +70,10 @@ step_verdicts() {
   python docs/accuracy/verdicts.py --device gpu --out "$out/verdicts_gpu.md"
 }
 
+step_ray-scaling() {
+  python docs/ray_scaling.py --out "$out/ray_scaling.md" --work "$out/ray_scaling"
+}
+
 step_compare-aa() {
   local runs=()
   for i in 1 2 3 4 5 6; do
@@ -99,7 +104,18 @@ step_paddle-check() {
     -I$p/paddle/phi/api/include/compat/torch/csrc/api/include \
     -I"$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")" $cui \
     ops/csrc/lerp/paddle_lerp.cu -o /tmp/paddle_lerp_cu.o &&
-    echo "paddle_lerp.cu compiled against Paddle's headers: $(stat -c %s /tmp/paddle_lerp_cu.o) bytes"
+    echo "paddle_lerp.cu compiled against Paddle's headers: $(stat -c %s /tmp/paddle_lerp_cu.o) bytes" || return 1
+  local src op
+  for op in rms_norm layer_norm; do  # the norm ops' Paddle CUDA files (they include "norm_common/...")
+    src=ops/csrc/$op/paddle_$op.cu
+    # shellcheck disable=SC2086
+    nvcc -c -std=c++17 -DPADDLE_WITH_CUDA -DEIGEN_USE_GPU -DPADDLE_NO_PYTHON --expt-relaxed-constexpr \
+      -gencode arch=compute_90,code=sm_90 -I$p -I$p/third_party -I$p/paddle/phi/api/include/compat \
+      -I$p/paddle/phi/api/include/compat/torch/csrc/api/include -Iops/csrc -Iops/csrc/$op \
+      -I"$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")" $cui \
+      "$src" -o "/tmp/paddle_$op.o" &&
+      echo "paddle_$op.cu compiled against Paddle's headers: $(stat -c %s "/tmp/paddle_$op.o") bytes" || return 1
+  done
 }
 
 {

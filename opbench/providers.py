@@ -2,7 +2,8 @@
 
 ``paddle`` (the Paddle API), ``torch`` (its mapped PyTorch call), ``paddle-ops``
 and ``torch-ops`` (this repo's custom op through each binding), ``torch-compile``
-(the mapped call under ``torch.compile``). :meth:`Provider.prepare` turns a case
+(the mapped call under ``torch.compile``), ``liger`` (Liger-Kernel's Triton RMSNorm/LayerNorm for the
+two norm APIs, on a GPU with ``liger_kernel`` installed). :meth:`Provider.prepare` turns a case
 and its inputs into a :class:`PreparedCall` that runs forward and backward.
 """
 
@@ -18,7 +19,9 @@ from opbench import inputs as inputs_mod
 from opbench.backends import Backend, get_backend, installed
 from opbench.cases import FLOAT_DTYPES, Case, DtypeSpec, SliceSpec, TensorSpec, TypeSpec
 
-PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops", "torch-compile")
+PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops", "torch-compile", "liger")
+# Python packages a provider needs besides its framework (it is not installed without them).
+_NEEDS = {"liger": "liger_kernel"}
 
 
 class NotApplicable(LookupError):
@@ -257,7 +260,8 @@ class OpsProvider(Provider):
 
         if case.api not in ops.OPS:
             return f"ops/ has no custom op for {case.api}"
-        return ops.available(self.framework)
+        refuses = getattr(ops.OPS[case.api], "why_not", None)  # the op's own rule on the case's shapes/dtypes
+        return (refuses and refuses(*case.args, **dict(case.kwargs))) or ops.available(self.framework)
 
     def function(self, case: Case) -> Callable[..., Any]:
         import ops
@@ -273,12 +277,57 @@ class TorchOpsProvider(OpsProvider):
     name, framework = "torch-ops", "torch"
 
 
+def _liger_rms_norm(x: Any, normalized_shape: Any, weight: Any = None, eps: float = 1e-5, name: Any = None) -> Any:
+    from liger_kernel.transformers.functional import liger_rms_norm
+
+    w = weight if weight is not None else x.new_ones(x.shape[-1:])
+    return liger_rms_norm(x, w, eps, in_place=False)  # in place would overwrite the reused output grad
+
+
+def _liger_layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5,
+                      name: Any = None) -> Any:
+    from liger_kernel.transformers.functional import liger_layer_norm
+
+    w = weight if weight is not None else x.new_ones(x.shape[-1:])
+    b = bias if bias is not None else x.new_zeros(x.shape[-1:])
+    return liger_layer_norm(x, w, b, epsilon)
+
+
+# Liger-Kernel's function for each Paddle API it stands in for; cases are refused by ops/'s rule for the
+# same API (Liger normalizes the last dim too).
+_LIGER = {"paddle.nn.functional.rms_norm": _liger_rms_norm, "paddle.nn.functional.layer_norm": _liger_layer_norm}
+
+
+class LigerProvider(Provider):
+    """Liger-Kernel's Triton norm kernels, an industry anchor for ``ops/``'s rms_norm and layer_norm."""
+
+    name, framework = "liger", "torch"
+
+    def why_not(self, case: Case) -> str | None:
+        import importlib.util
+
+        if case.api not in _LIGER:
+            return f"liger has no kernel for {case.api}"
+        if importlib.util.find_spec("liger_kernel") is None:
+            return "liger_kernel is not installed"
+        if self.device != "gpu":
+            return "liger's kernels are Triton (GPU only)"
+        import ops
+
+        refuses = getattr(ops.OPS.get(case.api), "why_not", None)
+        return refuses(*case.args, **dict(case.kwargs)) if refuses else None
+
+    def function(self, case: Case) -> Callable[..., Any]:
+        return _LIGER[case.api]
+
+
 _CLASSES: dict[str, type[Provider]] = {
     "paddle": PaddleProvider,
     "torch": TorchProvider,
     "torch-compile": TorchCompileProvider,
     "paddle-ops": PaddleOpsProvider,
     "torch-ops": TorchOpsProvider,
+    "liger": LigerProvider,
 }
 _INSTANCES: dict[tuple[str, str], Provider] = {}
 
@@ -302,7 +351,10 @@ def framework_of(name: str) -> str:
 
 def installed_providers() -> list[str]:
     """Providers whose framework is installed (whether each applies is decided per case)."""
-    return [p for p in PROVIDERS if installed(framework_of(p))]
+    import importlib.util
+
+    return [p for p in PROVIDERS if installed(framework_of(p))
+            and (p not in _NEEDS or importlib.util.find_spec(_NEEDS[p]) is not None)]
 
 
 # Left out of the default set on a device, with why: compiling each case takes seconds on a CPU,

@@ -1,5 +1,11 @@
 """Build and cache the custom-op extensions (PyTorch and Paddle bindings).
 
+:data:`EXTENSIONS` is the table of extensions: each names its folders under ``ops/csrc`` and the
+sources compiled per (framework, device). ``lerp`` is one extension; ``rms_norm`` and ``layer_norm``
+share one ``norm`` extension, since both are thin entry points on one kernel engine
+(``csrc/norm_common``): one build instead of two (a build takes a minute on a 2-core CPU) and no
+compiled copy of the engine twice. Every extension is built and cached on its own, so a change to one
+op never rebuilds another.
 A build is keyed by a hash of the source files' contents, the framework's name
 and version, the target (CPU, or the GPU's compute capability) and the
 compiler flags, and lives in ``${OPBENCH_CACHE_DIR:-~/.cache/opbench}/ops/
@@ -27,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-CSRC = Path(__file__).resolve().parent / "csrc" / "lerp"
+CSRC = Path(__file__).resolve().parent / "csrc" / "lerp"  # lerp's folder; the other folders sit beside it
 COMMON = Path(__file__).resolve().parent / "csrc" / "common"  # framework-free helpers every op may include
 FRAMEWORKS = ("paddle", "torch")
 
@@ -53,17 +59,46 @@ def _host_cpu_flags() -> list[str]:
 CXX_FLAGS = ["-O3", "-std=c++17", *_host_cpu_flags()]
 CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
 
-# The framework-free core: the CPU headers (lerp_cpu.h and its parts), and lerp.cuh with the parts it
-# includes (one per path).
-_CORE = ["broadcast.h", *sorted(p.name for p in CSRC.glob("lerp_cpu*.h")),
-         *sorted(p.name for p in CSRC.glob("lerp*.cuh"))]
-_SOURCES = {
-    ("torch", "cpu"): ["torch_lerp.cpp"],
-    ("torch", "gpu"): ["torch_lerp.cpp", "torch_lerp.cu"],
-    ("paddle", "cpu"): ["paddle_lerp.cc"],
-    ("paddle", "gpu"): ["paddle_lerp.cc", "paddle_lerp.cu"],
+# Each extension: its folders under ops/csrc (their headers, .h and .cuh, enter the build key; each is on
+# the include path) and its sources per (framework, device), as "folder/file".
+EXTENSIONS: dict[str, dict[str, Any]] = {
+    "lerp": {
+        "dirs": ("lerp",),
+        "sources": {
+            ("torch", "cpu"): ["lerp/torch_lerp.cpp"],
+            ("torch", "gpu"): ["lerp/torch_lerp.cpp", "lerp/torch_lerp.cu"],
+            ("paddle", "cpu"): ["lerp/paddle_lerp.cc"],
+            ("paddle", "gpu"): ["lerp/paddle_lerp.cc", "lerp/paddle_lerp.cu"],
+        },
+    },
+    "norm": {
+        "dirs": ("norm_common", "rms_norm", "layer_norm"),
+        "sources": {
+            ("torch", "cpu"): ["rms_norm/torch_rms_norm.cpp", "layer_norm/torch_layer_norm.cpp"],
+            ("torch", "gpu"): ["rms_norm/torch_rms_norm.cpp", "layer_norm/torch_layer_norm.cpp",
+                               "rms_norm/torch_rms_norm.cu", "layer_norm/torch_layer_norm.cu"],
+            ("paddle", "cpu"): ["rms_norm/paddle_rms_norm.cc", "layer_norm/paddle_layer_norm.cc"],
+            ("paddle", "gpu"): ["rms_norm/paddle_rms_norm.cc", "layer_norm/paddle_layer_norm.cc",
+                                "rms_norm/paddle_rms_norm.cu", "layer_norm/paddle_layer_norm.cu"],
+        },
+    },
 }
-_HEADERS = {"torch": ["torch_common.h"], "paddle": ["paddle_common.h"]}
+
+
+def _folder(name: str) -> Path:
+    """A folder under ops/csrc (found beside CSRC, so a test may point CSRC at a copy of lerp's)."""
+    return CSRC.parent / name
+
+
+def _check_ext(ext: str) -> None:
+    if ext not in EXTENSIONS:
+        raise ValueError(f"unknown extension {ext!r} (expected one of {', '.join(EXTENSIONS)})")
+
+
+def include_dirs(ext: str = "lerp") -> list[str]:
+    """The extension's folders and ops/csrc itself (for "common/..." and "norm_common/..." includes)."""
+    _check_ext(ext)
+    return [str(_folder(d)) for d in EXTENSIONS[ext]["dirs"]] + [str(COMMON.parent)]
 
 _LOADED: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -115,9 +150,10 @@ def _framework_version(framework: str) -> str:
     return str(mod.__version__)
 
 
-def source_files(framework: str, device: str) -> list[Path]:
+def source_files(framework: str, device: str, ext: str = "lerp") -> list[Path]:
     """Sources compiled for one framework/device (Paddle: .cc only on CPU, .cu added on GPU)."""
-    return [CSRC / f for f in _SOURCES[(framework, device)]]
+    _check_ext(ext)
+    return [_folder(f.split("/")[0]) / f.split("/", 1)[1] for f in EXTENSIONS[ext]["sources"][(framework, device)]]
 
 
 def _cuda_flags(arch: str | None) -> list[str]:
@@ -127,14 +163,14 @@ def _cuda_flags(arch: str | None) -> list[str]:
     return flags
 
 
-def build_key(framework: str, device: str) -> str:
-    """Hash of sources, headers, framework version, GPU arch and flags."""
+def build_key(framework: str, device: str, ext: str = "lerp") -> str:
+    """Hash of the extension's name, sources, headers, framework version, GPU arch and flags."""
     arch = gpu_arch(framework) if device == "gpu" else None
-    h = hashlib.sha256()
-    names = sorted(set(_CORE + _HEADERS[framework] + _SOURCES[(framework, device)]))
-    for name in names:
-        h.update(name.encode())
-        h.update((CSRC / name).read_bytes())
+    h = hashlib.sha256(ext.encode())
+    headers = [p for d in EXTENSIONS[ext]["dirs"] for p in sorted(_folder(d).glob("*")) if p.suffix in (".h", ".cuh")]
+    for path in [*headers, *source_files(framework, device, ext)]:
+        h.update(f"{path.parent.name}/{path.name}".encode())
+        h.update(path.read_bytes())
     for path in sorted(COMMON.glob("*.h")):
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -144,9 +180,9 @@ def build_key(framework: str, device: str) -> str:
     return h.hexdigest()[:16]
 
 
-def build_dir(framework: str, device: str) -> Path:
-    """Where the build of this framework/device lives."""
-    return cache_root() / f"{framework}-{build_key(framework, device)}"
+def build_dir(framework: str, device: str, ext: str = "lerp") -> Path:
+    """Where the build of this extension for this framework/device lives."""
+    return cache_root() / f"{framework}-{build_key(framework, device, ext)}"
 
 
 @contextlib.contextmanager
@@ -193,12 +229,12 @@ def _error_lines(text: str, limit: int = 60) -> str:
     return "\n".join(lines[-limit:])
 
 
-def _paddle_compile_errors(sources: list[Path], arch: str | None) -> str:
+def _paddle_compile_errors(sources: list[Path], arch: str | None, ext: str = "lerp") -> str:
     """Compile each Paddle source alone to recover the compiler's own message."""
     from paddle.utils.cpp_extension import extension_utils as eu
 
     use_cuda = any(s.suffix == ".cu" for s in sources)
-    incs = list(eu.find_paddle_includes(use_cuda)) + [str(CSRC), str(COMMON.parent)]
+    incs = list(eu.find_paddle_includes(use_cuda)) + include_dirs(ext)
     incs.append(__import__("sysconfig").get_paths()["include"])
     out = []
     for src in sources:
@@ -219,7 +255,7 @@ def _paddle_compile_errors(sources: list[Path], arch: str | None) -> str:
     return "\n".join(out)
 
 
-def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None) -> None:
+def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None, incs: list[str]) -> None:
     from torch.utils import cpp_extension
 
     env_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
@@ -231,7 +267,7 @@ def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None) -
             sources=[str(s) for s in sources],
             extra_cflags=CXX_FLAGS,
             extra_cuda_cflags=list(CUDA_FLAGS),
-            extra_include_paths=[str(CSRC), str(COMMON.parent)],
+            extra_include_paths=incs,
             build_directory=str(bdir),
             verbose=_verbose(),
             is_python_module=False,
@@ -244,7 +280,7 @@ def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None) -
                 os.environ["TORCH_CUDA_ARCH_LIST"] = env_arch
 
 
-def _build_paddle(name: str, sources: list[Path], bdir: Path, arch: str | None) -> Any:
+def _build_paddle(name: str, sources: list[Path], bdir: Path, arch: str | None, incs: list[str]) -> Any:
     from paddle.utils import cpp_extension
 
     return cpp_extension.load(
@@ -252,14 +288,15 @@ def _build_paddle(name: str, sources: list[Path], bdir: Path, arch: str | None) 
         sources=[str(s) for s in sources],
         extra_cxx_cflags=CXX_FLAGS,
         extra_cuda_cflags=_cuda_flags(arch),
-        extra_include_paths=[str(CSRC), str(COMMON.parent)],
+        extra_include_paths=incs,
         build_directory=str(bdir),
         verbose=_verbose(),
     )
 
 
-def load(framework: str, device: str | None = None) -> Any:
-    """Build (once, cached on disk) and load the lerp extension; returns the module (Paddle) or True (torch).
+def load(framework: str, device: str | None = None, ext: str = "lerp") -> Any:
+    """Build (once, cached on disk) and load one extension of :data:`EXTENSIONS`; returns the module (Paddle)
+    or True (torch).
 
     Raises ``RuntimeError`` when the framework is missing and :class:`BuildError` when compiling fails.
     """
@@ -267,48 +304,53 @@ def load(framework: str, device: str | None = None) -> Any:
         raise ValueError(f"unknown framework {framework!r} (expected one of {', '.join(FRAMEWORKS)})")
     if not framework_installed(framework):
         raise RuntimeError(f"{framework} is not installed")
+    _check_ext(ext)
     device = device or default_device(framework)
-    key = f"{framework}-{device}"
+    key = f"{ext}-{framework}-{device}"
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        other = f"{framework}-{'cpu' if device == 'gpu' else 'gpu'}"
+        other = f"{ext}-{framework}-{'cpu' if device == 'gpu' else 'gpu'}"
         if other in _LOADED:
-            raise RuntimeError(f"the {framework} lerp extension was already loaded for {other.split('-')[1]}")
+            raise RuntimeError(f"the {framework} {ext} extension was already loaded for {other.split('-')[2]}")
         arch = gpu_arch(framework) if device == "gpu" else None
         if device == "gpu" and not arch:
             raise RuntimeError(f"{framework} has no usable CUDA GPU: cannot build the gpu extension")
-        bdir = build_dir(framework, device)
-        name = f"opbench_lerp_{framework}_{bdir.name.split('-')[1][:12]}"
-        sources = source_files(framework, device)
+        bdir = build_dir(framework, device, ext)
+        name = f"opbench_{ext}_{framework}_{bdir.name.split('-')[1][:12]}"
+        sources = source_files(framework, device, ext)
         bdir.mkdir(parents=True, exist_ok=True)
         log = bdir / "build.log"
         with _file_lock(bdir.with_suffix(".lock")):
             fresh = not any(bdir.glob(f"{name}*.so"))
             if fresh:  # the first run builds; later runs load the cached library at once
-                print(f"opbench: building the {framework} lerp extension ({device}) once, cached in {bdir} "
+                print(f"opbench: building the {framework} {ext} extension ({device}) once, cached in {bdir} "
                       "(about a minute) ...", file=sys.stderr, flush=True)
             start = time.monotonic()
             try:
                 with _captured_output(log):
-                    mod = (_build_torch if framework == "torch" else _build_paddle)(name, sources, bdir, arch)
+                    mod = (_build_torch if framework == "torch" else _build_paddle)(name, sources, bdir, arch,
+                                                                                  include_dirs(ext))
             except Exception as exc:  # noqa: BLE001 - rewrapped with the compiler's message
                 text = log.read_text(errors="replace") if log.exists() else ""
                 detail = _error_lines(text + "\n" + str(exc))
                 if framework == "paddle" and ("compile failed" in text or "error:" not in detail):
-                    detail = (_paddle_compile_errors(sources, arch) + "\n" + detail).strip()
-                raise BuildError(f"building the {framework} lerp extension ({device}) in {bdir} failed:\n"
+                    detail = (_paddle_compile_errors(sources, arch, ext) + "\n" + detail).strip()
+                raise BuildError(f"building the {framework} {ext} extension ({device}) in {bdir} failed:\n"
                                  f"{detail}") from exc
         if fresh:
-            print(f"opbench: built the {framework} lerp extension in {time.monotonic() - start:.0f} s", file=sys.stderr,
-                  flush=True)
+            print(f"opbench: built the {framework} {ext} extension in {time.monotonic() - start:.0f} s",
+                  file=sys.stderr, flush=True)
         result = mod if framework == "paddle" else True
         _LOADED[key] = result
         return result
 
 
-def build(framework: str, device: str | None = None) -> Path:
-    """Build ahead of time; returns the build directory."""
+def build(framework: str, device: str | None = None, ext: str | None = None) -> Path:
+    """Build ahead of time (every extension when ``ext`` is None); returns the build directory (of the
+    last one built)."""
     device = device or default_device(framework)
-    load(framework, device)
-    return build_dir(framework, device)
+    names = list(EXTENSIONS) if ext is None else [ext]
+    for name in names:
+        load(framework, device, name)
+    return build_dir(framework, device, names[-1])

@@ -34,3 +34,22 @@ def paddle_ext() -> Any:
 
     build.load("paddle")
     return paddle
+
+
+@pytest.fixture(scope="session")
+def norm_torch() -> Any:
+    """The torch module with the norm extension (rms_norm, layer_norm) loaded and its rules registered."""
+    torch = pytest.importorskip("torch")
+    for name in ("ops.rms_norm", "ops.layer_norm"):
+        importlib.import_module(name)._torch_setup()
+    return torch
+
+
+@pytest.fixture(scope="session")
+def norm_paddle() -> Any:
+    """The paddle module with the norm extension loaded."""
+    paddle = pytest.importorskip("paddle")
+    import ops.build as build
+
+    build.load("paddle", ext="norm")
+    return paddle

@@ -104,6 +104,8 @@ ENTRIES: list[M] = [
     M(F + "label_smooth", convert=cv.label_smooth, domains={"label": PROB}),
     # normalization
     M(F + "layer_norm", convert=cv.layer_norm, benchmark_op="layer_norm"),
+    M(F + "rms_norm", T + "rms_norm(input, ints(normalized_shape), weight, eps=float(eps))",
+      known="Paddle 3.3.1's CPU build registers no rms_norm kernel (GPU only): on the CPU the Paddle side errors"),
     M(F + "batch_norm", convert=cv.batch_norm, domains={"running_var": POSITIVE},
       nondiff=("running_mean", "running_var"), benchmark_op="batch_norm"),
     M(F + "instance_norm", convert=cv.instance_norm, domains={"running_var": POSITIVE},

@@ -1,0 +1,177 @@
+// CPU core shared by rms_norm and layer_norm (framework-free, header-only): normalization over the
+// last dimension of a [rows, cols] row-major tensor, forward and backward, fp32 accumulation.
+//
+//   kCenter = false: rms_norm,   y = x * rstd * w,                rstd = 1 / sqrt(mean(x^2) + eps)
+//   kCenter = true : layer_norm, y = (x - mean) * rstd * w + b,   rstd = 1 / sqrt(mean((x - mean)^2) + eps)
+//
+// T is the element type (float, half_t, bf16_t), W the weight/bias type (T or float); a null weight
+// means 1, a null bias 0. The forward writes per-row mean (layer_norm) and rstd in fp32 for the
+// backward. Rows run in parallel on opcore::parallel_for. The backward's weight/bias gradients are
+// sums over rows: rows are cut into chunks whose count depends on the row count only, each chunk sums
+// its rows in order into its own fp32 partial row, and the partials are added in chunk order, so
+// the bits do not depend on the thread count. Row sums use kLanes independent accumulators (added in a
+// fixed order) so the loops vectorize without reassociation flags.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "common/cpu_parallel.h"
+#include "norm_cpu_types.h"
+
+namespace norm_core {
+
+constexpr int kLanes = 16;
+
+// Sum of f(j) for j in [0, n) with kLanes interleaved accumulators.
+template <typename F>
+inline float lane_sum(int64_t n, F&& f) {
+  float acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+  }
+  for (int l = 0; j + l < n; ++l) acc[l] += f(j + l);
+  float s = 0.f;
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+template <typename T>
+inline void load_row(const T* __restrict__ src, float* __restrict__ dst, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = to_f32(src[j]);
+}
+
+// A row as fp32: converted into `buf`, or the row itself when it is fp32 already.
+template <typename T>
+inline const float* f32_row(const T* src, float* buf, int64_t n) {
+  load_row(src, buf, n);
+  return buf;
+}
+inline const float* f32_row(const float* src, float*, int64_t) { return src; }
+
+// y = (x - mu) * rs * w + b for one row (restrict-qualified so the loop vectorizes without alias checks).
+template <typename T>
+inline void fwd_row_out(const float* __restrict__ xf, const float* __restrict__ wf, const float* __restrict__ bf,
+                        T* __restrict__ yr, float mu, float rs, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) yr[j] = from_f32<T>((xf[j] - mu) * rs * wf[j] + bf[j]);
+}
+
+// One row of the backward: xhat and g * w into scratch rows, the two row sums, dx, and the row's dw/db terms.
+template <typename T, bool kCenter>
+inline void bwd_row(const T* __restrict__ xr, const T* __restrict__ gr, const float* __restrict__ wf, float mu,
+                    float rs, float inv_n, float* __restrict__ xh, float* __restrict__ g, float* __restrict__ wg,
+                    T* __restrict__ dxr, float* __restrict__ accw, float* __restrict__ accb, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    xh[j] = (to_f32(xr[j]) - mu) * rs;
+    g[j] = to_f32(gr[j]);
+    wg[j] = g[j] * wf[j];
+  }
+  const float c1 = lane_sum(n, [&](int64_t j) { return wg[j] * xh[j]; }) * inv_n;
+  const float c2 = kCenter ? lane_sum(n, [&](int64_t j) { return wg[j]; }) * inv_n : 0.f;
+  for (int64_t j = 0; j < n; ++j) dxr[j] = from_f32<T>(rs * (wg[j] - c2 - xh[j] * c1));
+  if (accw != nullptr) {
+    for (int64_t j = 0; j < n; ++j) accw[j] += g[j] * xh[j];
+  }
+  if (accb != nullptr) {
+    for (int64_t j = 0; j < n; ++j) accb[j] += g[j];
+  }
+}
+
+// Weight and bias as fp32 rows (1 and 0 where absent), converted once per call.
+template <typename W>
+inline std::vector<float> param_row(const W* p, int64_t n, float absent) {
+  std::vector<float> out(static_cast<size_t>(n), absent);
+  if (p != nullptr) load_row(p, out.data(), n);
+  return out;
+}
+
+template <typename T, typename W, bool kCenter>
+void norm_forward_cpu(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows,
+                      int64_t cols, float eps) {
+  if (rows <= 0) return;
+  if (cols <= 0) {
+    for (int64_t r = 0; r < rows; ++r) {
+      if (kCenter) mean[r] = 0.f;
+      rstd[r] = 1.f / std::sqrt(eps);
+    }
+    return;
+  }
+  const std::vector<float> wf = param_row(w, cols, 1.f), bf = param_row(b, cols, 0.f);
+  const float inv_n = 1.f / static_cast<float>(cols);
+  opcore::parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
+    std::vector<float> buf(static_cast<size_t>(cols));
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xf = f32_row(x + r * cols, buf.data(), cols);
+      float mu = 0.f;
+      if (kCenter) mu = lane_sum(cols, [&](int64_t j) { return xf[j]; }) * inv_n;
+      const float var = lane_sum(cols, [&](int64_t j) {
+                          const float d = xf[j] - mu;
+                          return d * d;
+                        }) * inv_n;
+      const float rs = 1.f / std::sqrt(var + eps);
+      if (kCenter) mean[r] = mu;
+      rstd[r] = rs;
+      fwd_row_out(xf, wf.data(), bf.data(), y + r * cols, mu, rs, cols);
+    }
+  });
+}
+
+inline void add_row(const float* __restrict__ src, float* __restrict__ dst, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
+}
+
+// Rows per chunk of the backward's parameter-gradient sums: a function of the row count only.
+inline int64_t chunk_rows(int64_t rows) {
+  constexpr int64_t kMaxChunks = 64, kMinRows = 8;
+  return std::max<int64_t>(kMinRows, (rows + kMaxChunks - 1) / kMaxChunks);
+}
+
+// dx for every row; dw (sum of dy * xhat) and db (sum of dy) when not null.
+template <typename T, typename W, bool kCenter>
+void norm_backward_cpu(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw,
+                       W* db, int64_t rows, int64_t cols) {
+  if (cols <= 0) return;
+  const bool need_w = dw != nullptr, need_b = kCenter && db != nullptr;
+  if (rows <= 0) {
+    for (int64_t j = 0; j < cols; ++j) {
+      if (need_w) dw[j] = from_f32<W>(0.f);
+      if (need_b) db[j] = from_f32<W>(0.f);
+    }
+    return;
+  }
+  const std::vector<float> wf = param_row(w, cols, 1.f);
+  const float inv_n = 1.f / static_cast<float>(cols);
+  const int64_t per = chunk_rows(rows), chunks = (rows + per - 1) / per;
+  std::vector<float> pw(need_w ? static_cast<size_t>(chunks * cols) : 0, 0.f);
+  std::vector<float> pb(need_b ? static_cast<size_t>(chunks * cols) : 0, 0.f);
+  opcore::parallel_for(chunks, per * cols, [&](int64_t c0, int64_t c1) {
+    std::vector<float> buf(static_cast<size_t>(3 * cols));
+    float *xh = buf.data(), *g = xh + cols, *wg = g + cols;
+    for (int64_t c = c0; c < c1; ++c) {
+      float* accw = need_w ? pw.data() + c * cols : nullptr;
+      float* accb = need_b ? pb.data() + c * cols : nullptr;
+      for (int64_t r = c * per; r < std::min(rows, (c + 1) * per); ++r) {
+        bwd_row<T, kCenter>(x + r * cols, dy + r * cols, wf.data(), kCenter ? mean[r] : 0.f, rstd[r], inv_n, xh, g,
+                            wg, dx + r * cols, accw, accb, cols);
+      }
+    }
+  });
+  if (!(need_w || need_b)) return;
+  // Column blocks in parallel; within one, the chunks' partial rows are added in chunk order.
+  opcore::parallel_for(cols, chunks, [&](int64_t j0, int64_t j1) {
+    std::vector<float> sw(static_cast<size_t>(j1 - j0), 0.f), sb(static_cast<size_t>(j1 - j0), 0.f);
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (need_w) add_row(pw.data() + c * cols + j0, sw.data(), j1 - j0);
+      if (need_b) add_row(pb.data() + c * cols + j0, sb.data(), j1 - j0);
+    }
+    for (int64_t j = j0; j < j1; ++j) {
+      if (need_w) dw[j] = from_f32<W>(sw[j - j0]);
+      if (need_b) db[j] = from_f32<W>(sb[j - j0]);
+    }
+  });
+}
+
+}  // namespace norm_core

@@ -1,0 +1,129 @@
+// Forward kernels of the norm ops (kCenter: layer_norm, else rms_norm); see norm_launch.cuh for when
+// each runs.
+//   fwd_reg : the row in registers. kTPR threads per row (32: a warp per row, 4 rows a block; 128-512:
+//             a block per row), kVecs 16-byte packs per thread; one read of x, one write of y.
+//   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
+//             (three times for layer_norm) from L1/L2.
+#pragma once
+
+#include "norm_device.cuh"
+
+namespace norm_core {
+namespace gpu {
+
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs>
+__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
+    fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
+            float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+  __shared__ float smem[2 * 32];
+  const int lane = threadIdx.x % kTPR;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
+  const bool live = row < rows;  // a whole group is live or not (the block-wide sums need every thread)
+  const float inv_n = 1.f / static_cast<float>(cols);
+  const T* xr = x + (live ? row : 0) * cols;
+  float v[kVecs][V];
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int c = (lane + i * kTPR) * V;
+    if (live && c < cols) {
+      const Pack<T, V> p = load_pack<T, V>(xr + c);
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[i][k] = to_f(p.v[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[i][k] = 0.f;
+    }
+  }
+  float mu = 0.f;
+  if constexpr (kCenter) {
+    float s[1] = {0.f};
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i)
+#pragma unroll
+      for (int k = 0; k < V; ++k) s[0] += v[i][k];
+    group_sum<kTPR, 1>(s, smem);
+    mu = s[0] * inv_n;
+  }
+  float q[1] = {0.f};
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int c = (lane + i * kTPR) * V;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float d = c < cols ? v[i][k] - mu : 0.f;
+      q[0] += d * d;
+    }
+  }
+  group_sum<kTPR, 1>(q, smem);
+  const float rs = rsqrtf(q[0] * inv_n + eps);
+  if (!live) return;
+  if (lane == 0) {
+    if constexpr (kCenter) mean[row] = mu;
+    rstd[row] = rs;
+  }
+  T* yr = y + row * cols;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int c = (lane + i * kTPR) * V;
+    if (c >= cols) continue;
+    Pack<T, V> o;
+    float wv[V], bv[V];
+    if (w != nullptr) {
+      const Pack<W, V> p = load_pack<W, V>(w + c);
+#pragma unroll
+      for (int k = 0; k < V; ++k) wv[k] = to_f(p.v[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) wv[k] = 1.f;
+    }
+    if (b != nullptr) {
+      const Pack<W, V> p = load_pack<W, V>(b + c);
+#pragma unroll
+      for (int k = 0; k < V; ++k) bv[k] = to_f(p.v[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) bv[k] = 0.f;
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = from_f<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
+    store_pack<T, V>(yr + c, o);
+  }
+}
+
+template <typename T, typename W, bool kCenter>
+__global__ void __launch_bounds__(1024)
+    fwd_loop(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
+             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps) {
+  __shared__ float smem[2 * 32];
+  const int64_t row = blockIdx.x;
+  const T* xr = x + row * cols;
+  const float inv_n = 1.f / static_cast<float>(cols);
+  float mu = 0.f;
+  if constexpr (kCenter) {
+    float s[1] = {0.f};
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) s[0] += to_f(xr[c]);
+    block_sum<1>(s, smem);
+    mu = s[0] * inv_n;
+  }
+  float q[1] = {0.f};
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const float d = to_f(xr[c]) - mu;
+    q[0] += d * d;
+  }
+  block_sum<1>(q, smem);
+  const float rs = rsqrtf(q[0] * inv_n + eps);
+  if (threadIdx.x == 0) {
+    if constexpr (kCenter) mean[row] = mu;
+    rstd[row] = rs;
+  }
+  T* yr = y + row * cols;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const float wv = w != nullptr ? to_f(w[c]) : 1.f, bv = b != nullptr ? to_f(b[c]) : 0.f;
+    yr[c] = from_f<T>((to_f(xr[c]) - mu) * rs * wv + bv);
+  }
+}
+
+}  // namespace gpu
+}  // namespace norm_core

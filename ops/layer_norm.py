@@ -1,0 +1,127 @@
+"""``layer_norm(x, weight=None, bias=None, epsilon=1e-5)`` for Paddle and PyTorch tensors, backed by our custom op.
+
+Normalizes over the last dimension: ``(x - mean) / sqrt(var + epsilon) * weight + bias``, fp32
+accumulation, output in x's dtype (float32, float16, bfloat16); weight and bias are ``[hidden]`` in
+x's dtype or float32 (both the same). Differentiable in x, weight and bias: the forward saves per-row
+mean and rstd (fp32); the backward's weight/bias gradients are deterministic (no atomics).
+PyTorch: ops ``opbench_layer_norm::layer_norm_fwd/_bwd`` with a fake (meta) rule and a
+``torch.library.register_autograd`` rule. Paddle: custom op ``opbench_layer_norm`` (always given a
+weight and a bias: ones and zeros when the caller passes none). :func:`paddle_layer_norm` takes
+``paddle.nn.functional.layer_norm``'s arguments (``ops.OPS``) when normalized_shape is the last dim.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ops import build
+from ops.norm_args import check_call, check_spec, dtype_name, last_dim_only
+
+_lock = threading.Lock()
+_torch_ready = False
+
+
+def _torch_setup() -> None:
+    """Build/load the torch extension and register the fake and autograd rules (once)."""
+    global _torch_ready
+    with _lock:
+        if _torch_ready:
+            return
+        import torch
+
+        build.load("torch", ext="norm")
+
+        @torch.library.register_fake("opbench_layer_norm::layer_norm_fwd")
+        def _fwd_fake(x, weight, bias, epsilon):  # noqa: ANN001, ANN202
+            rows = 1
+            for d in x.shape[:-1]:
+                rows *= d
+            stat = torch.empty((rows,), dtype=torch.float32, device=x.device)
+            return torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device), stat, torch.empty_like(stat)
+
+        @torch.library.register_fake("opbench_layer_norm::layer_norm_bwd")
+        def _bwd_fake(grad, x, weight, bias, mean, rstd, need_w, need_b):  # noqa: ANN001, ANN202
+            p = weight if weight is not None else bias
+            pd = p.dtype if p is not None else x.dtype
+            nw = x.shape[-1] if (need_w and weight is not None) else 0
+            nb = x.shape[-1] if (need_b and bias is not None) else 0
+            return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
+                    torch.empty((nw,), dtype=pd, device=x.device), torch.empty((nb,), dtype=pd, device=x.device))
+
+        def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
+            x, weight, bias, _ = inputs
+            ctx.save_for_backward(x, weight, bias, output[1], output[2])
+
+        def _backward(ctx, grad, _gm, _gr):  # noqa: ANN001, ANN202
+            x, weight, bias, mean, rstd = ctx.saved_tensors
+            need_w = bool(ctx.needs_input_grad[1] and weight is not None)
+            need_b = bool(ctx.needs_input_grad[2] and bias is not None)
+            dx, dw, db = torch.ops.opbench_layer_norm.layer_norm_bwd(grad, x, weight, bias, mean, rstd, need_w,
+                                                                     need_b)
+            return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), (db if need_b else None), None
+
+        torch.library.register_autograd("opbench_layer_norm::layer_norm_fwd", _backward,
+                                        setup_context=_setup_context)
+        _torch_ready = True
+
+
+def _torch_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
+    import torch
+
+    if not _torch_ready:
+        torch.compiler.disable(_torch_setup)()
+    return torch.ops.opbench_layer_norm.layer_norm_fwd(x, weight, bias, float(epsilon))[0]
+
+
+def _paddle_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
+    import paddle
+
+    mod = build.load("paddle", ext="norm")
+    pd = dtype_name(weight if weight is not None else bias if bias is not None else x)
+    if weight is None:
+        weight = paddle.ones([x.shape[-1]], dtype=pd)
+        weight.stop_gradient = True
+    if bias is None:
+        bias = paddle.zeros([x.shape[-1]], dtype=pd)
+        bias.stop_gradient = True
+    return mod.opbench_layer_norm(x, weight, bias, float(epsilon))[0]
+
+
+def layer_norm(x: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5) -> Any:
+    """Layer normalization of ``x`` over its last dimension, then ``* weight + bias`` ([hidden]) when given.
+
+    Returns a tensor of x's framework, shape and dtype; differentiable in x, weight and bias.
+    """
+    fw = check_call("layer_norm", x, {"weight": weight, "bias": bias}, epsilon)
+    if fw == "torch":
+        return _torch_layer_norm(x, weight, bias, epsilon)
+    return _paddle_layer_norm(x, weight, bias, epsilon)
+
+
+def paddle_layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5,
+                      name: str | None = None) -> Any:
+    """``paddle.nn.functional.layer_norm``'s signature on :func:`layer_norm` (normalized_shape: the last dim)."""
+    last_dim_only("layer_norm", x, normalized_shape)
+    return layer_norm(x, weight, bias, epsilon)
+
+
+def _refuses(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5,
+            name: str | None = None) -> str | None:
+    try:
+        last_dim_only("layer_norm", x, normalized_shape)
+        check_spec("layer_norm", x, {"weight": weight, "bias": bias}, epsilon)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def why_not(*args: Any, **kwargs: Any) -> str | None:
+    """None when :func:`paddle_layer_norm` takes these arguments (tensors or specs with shape/dtype), else why not."""
+    try:
+        return _refuses(*args, **kwargs)
+    except TypeError as exc:  # arguments that do not bind to the signature
+        return f"layer_norm: {exc}"
+
+
+paddle_layer_norm.why_not = why_not  # type: ignore[attr-defined]

@@ -1,0 +1,86 @@
+"""Argument checks and the framework glue shared by ``ops.rms_norm`` and ``ops.layer_norm``.
+
+Checks work on tensors and on anything with ``.shape`` and ``.dtype`` (a benchmark case's
+``TensorSpec``), so the same rules decide a call's error and a provider's "not applicable".
+Every error is one line naming the shapes/dtypes at fault.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from numbers import Real
+from typing import Any
+
+INPUT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+def framework_of(t: Any) -> str | None:
+    """'torch' or 'paddle' for a tensor of that framework, else None (no import of either)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(t, torch.Tensor):
+        return "torch"
+    paddle = sys.modules.get("paddle")
+    if paddle is not None and isinstance(t, paddle.Tensor):
+        return "paddle"
+    return None
+
+
+def dtype_name(t: Any) -> str:
+    """'float32' for a torch/paddle tensor's dtype or a dtype string."""
+    s = str(getattr(t, "dtype", t))
+    for prefix in ("torch.", "paddle."):
+        s = s.removeprefix(prefix)
+    return s
+
+
+def _device(t: Any, fw: str) -> str:
+    return str(t.device) if fw == "torch" else str(t.place)
+
+
+def check_spec(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> None:
+    """Shape/dtype/epsilon rules on objects with ``.shape`` and ``.dtype``; ValueError/TypeError when broken."""
+    xd = dtype_name(x)
+    if xd not in INPUT_DTYPES:
+        raise TypeError(f"{op}: x dtype {xd} is not supported (expected one of {', '.join(INPUT_DTYPES)})")
+    shape = tuple(x.shape)
+    if not shape:
+        raise ValueError(f"{op}: x must have at least one dim, got shape {list(shape)}")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"{op}: epsilon must be a finite number > 0, got {epsilon!r}")
+    given = {k: v for k, v in params.items() if v is not None}
+    for name, p in given.items():
+        if tuple(p.shape) != shape[-1:]:
+            raise ValueError(f"{op}: {name} shape {list(p.shape)} must be [{shape[-1]}] "
+                             f"(the last dim of x, shape {list(shape)})")
+        pd = dtype_name(p)
+        if pd not in (xd, "float32"):
+            raise TypeError(f"{op}: {name} dtype {pd} must be x's dtype {xd} or float32")
+    dtypes = {dtype_name(p) for p in given.values()}
+    if len(dtypes) > 1:
+        shown = ", ".join(f"{k} {dtype_name(v)}" for k, v in given.items())
+        raise TypeError(f"{op}: weight and bias dtypes differ ({shown})")
+
+
+def check_call(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> str:
+    """Full check of a call on tensors; returns the framework ('torch' or 'paddle')."""
+    fw = framework_of(x)
+    if fw is None:
+        raise TypeError(f"{op}: x must be a paddle.Tensor or torch.Tensor, got {type(x).__name__}")
+    for name, p in params.items():
+        if p is not None and framework_of(p) != fw:
+            raise TypeError(f"{op}: {name} must be a {fw} tensor like x, got {type(p).__name__}")
+    check_spec(op, x, params, epsilon)
+    devs = {_device(t, fw) for t in [x, *params.values()] if t is not None}
+    if len(devs) > 1:
+        raise ValueError(f"{op}: tensors are on different devices ({', '.join(sorted(devs))})")
+    return fw
+
+
+def last_dim_only(op: str, x: Any, normalized_shape: Any) -> None:
+    """A Paddle-API ``normalized_shape`` our ops take: the last dim alone (an int or a one-element list)."""
+    ns = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    shape = tuple(x.shape)
+    if not shape or len(ns) != 1 or ns[0] != shape[-1]:
+        raise ValueError(f"{op}: normalized_shape {normalized_shape!r} must be the last dim of x "
+                         f"(shape {list(x.shape)}) alone")

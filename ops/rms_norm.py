@@ -1,0 +1,115 @@
+"""``rms_norm(x, weight=None, epsilon=1e-6)`` for Paddle and PyTorch tensors, backed by our custom op.
+
+Normalizes over the last dimension: ``x / sqrt(mean(x^2) + epsilon) * weight``, fp32 accumulation,
+output in x's dtype (float32, float16, bfloat16); the weight is ``[hidden]`` in x's dtype or float32.
+Differentiable in x and weight: the forward saves the per-row rstd (fp32); the backward's weight
+gradient is deterministic (no atomics). PyTorch: ops ``opbench_rms_norm::rms_norm_fwd/_bwd`` with a
+fake (meta) rule and a ``torch.library.register_autograd`` rule. Paddle: custom op
+``opbench_rms_norm`` (always given a weight: ones when the caller passes none).
+:func:`paddle_rms_norm` takes ``paddle.nn.functional.rms_norm``'s arguments (``ops.OPS``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ops import build
+from ops.norm_args import check_call, check_spec, last_dim_only
+
+_lock = threading.Lock()
+_torch_ready = False
+
+
+def _torch_setup() -> None:
+    """Build/load the torch extension and register the fake and autograd rules (once)."""
+    global _torch_ready
+    with _lock:
+        if _torch_ready:
+            return
+        import torch
+
+        build.load("torch", ext="norm")
+
+        @torch.library.register_fake("opbench_rms_norm::rms_norm_fwd")
+        def _fwd_fake(x, weight, epsilon):  # noqa: ANN001, ANN202
+            rows = 1
+            for d in x.shape[:-1]:
+                rows *= d
+            return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
+                    torch.empty((rows,), dtype=torch.float32, device=x.device))
+
+        @torch.library.register_fake("opbench_rms_norm::rms_norm_bwd")
+        def _bwd_fake(grad, x, weight, rstd, need_w):  # noqa: ANN001, ANN202
+            dx = torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device)
+            wd = weight.dtype if weight is not None else x.dtype
+            n = x.shape[-1] if (need_w and weight is not None) else 0
+            return dx, torch.empty((n,), dtype=wd, device=x.device)
+
+        def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
+            x, weight, _ = inputs
+            ctx.save_for_backward(x, weight, output[1])
+
+        def _backward(ctx, grad, _grad_rstd):  # noqa: ANN001, ANN202
+            x, weight, rstd = ctx.saved_tensors
+            need_w = bool(ctx.needs_input_grad[1] and weight is not None)
+            dx, dw = torch.ops.opbench_rms_norm.rms_norm_bwd(grad, x, weight, rstd, need_w)
+            return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), None
+
+        torch.library.register_autograd("opbench_rms_norm::rms_norm_fwd", _backward, setup_context=_setup_context)
+        _torch_ready = True
+
+
+def _torch_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
+    import torch
+
+    if not _torch_ready:
+        torch.compiler.disable(_torch_setup)()
+    return torch.ops.opbench_rms_norm.rms_norm_fwd(x, weight, float(epsilon))[0]
+
+
+def _paddle_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
+    import paddle
+
+    mod = build.load("paddle", ext="norm")
+    if weight is None:
+        weight = paddle.ones([x.shape[-1]], dtype=x.dtype)
+        weight.stop_gradient = True
+    return mod.opbench_rms_norm(x, weight, float(epsilon))[0]
+
+
+def rms_norm(x: Any, weight: Any = None, epsilon: float = 1e-6) -> Any:
+    """RMS normalization of ``x`` over its last dimension, scaled by ``weight`` ([hidden]) when given.
+
+    Returns a tensor of x's framework, shape and dtype; differentiable in x and weight.
+    """
+    fw = check_call("rms_norm", x, {"weight": weight}, epsilon)
+    return _torch_rms_norm(x, weight, epsilon) if fw == "torch" else _paddle_rms_norm(x, weight, epsilon)
+
+
+def paddle_rms_norm(input: Any, normalized_shape: Any, weight: Any = None, eps: float = 1e-5,  # noqa: A002
+                    name: str | None = None) -> Any:
+    """``paddle.nn.functional.rms_norm``'s signature on :func:`rms_norm` (normalized_shape: the last dim)."""
+    last_dim_only("rms_norm", input, normalized_shape)
+    return rms_norm(input, weight, eps)
+
+
+def _refuses(input: Any, normalized_shape: Any, weight: Any = None, eps: float = 1e-5,  # noqa: A002
+            name: str | None = None) -> str | None:
+    try:
+        last_dim_only("rms_norm", input, normalized_shape)
+        check_spec("rms_norm", input, {"weight": weight}, eps)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def why_not(*args: Any, **kwargs: Any) -> str | None:
+    """None when :func:`paddle_rms_norm` takes these arguments (tensors or specs with shape/dtype), else why not."""
+    try:
+        return _refuses(*args, **kwargs)
+    except TypeError as exc:  # arguments that do not bind to the signature
+        return f"rms_norm: {exc}"
+
+
+paddle_rms_norm.why_not = why_not  # type: ignore[attr-defined]

@@ -1,0 +1,89 @@
+"""Shared cases, float64 references and checks for the rms_norm and layer_norm op tests (torch and Paddle)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+DTYPES = ["float32", "float16", "bfloat16"]
+# |ours - float64 reference| <= ATOL + RTOL * |reference|, per input dtype (one or two roundings to it)
+TOL = {"float32": (2e-5, 2e-4), "float16": (3e-3, 6e-3), "bfloat16": (2.5e-2, 3e-2)}
+
+# name: (x shape, weight, bias) with weight/bias "same" (x's dtype), "f32" or None
+CPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
+    "odd_hidden": ((5, 37), "same", "same"),
+    "one_row": ((1, 1000), "same", "same"),
+    "three_dims": ((2, 3, 64), "same", None),
+    "no_params": ((4, 24), None, None),
+    "f32_params": ((6, 130), "f32", "f32"),
+    "bias_only": ((3, 16), None, "same"),
+    "empty_rows": ((0, 16), "same", "same"),
+    "empty_middle": ((2, 0, 8), "same", "same"),
+    "odd_5121": ((2, 5121), "same", "same"),
+}
+# Larger cases for the GPU: every path (warp, block, loop), tails, many row groups.
+GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
+    **CPU_CASES,
+    "warp_64": ((3000, 64), "same", "same"),
+    "warp_1000": ((777, 1000), "same", "same"),
+    "warp_1024": ((5000, 1024), "f32", "f32"),
+    "block_4096": ((1500, 4096), "same", "same"),
+    "block_8192": ((300, 8192), "same", None),
+    "block_16384": ((129, 16384), "same", "same"),
+    "loop_5121": ((300, 5121), "same", "same"),
+    "loop_65536": ((5, 65536), "same", "same"),
+    "loop_many_rows": ((700, 20000), "f32", "f32"),
+}
+
+
+def rng_arrays(shape: tuple[int, ...], seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """x, weight, bias and the output gradient as float64 arrays (x with a non-zero mean)."""
+    r = np.random.default_rng(seed)
+    n = shape[-1]
+    x = r.standard_normal(shape) * 2.0 + 0.5
+    return x, r.standard_normal(n), r.standard_normal(n), r.standard_normal(shape)
+
+
+def reference(kind: str, x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, g: np.ndarray,
+              eps: float) -> dict[str, np.ndarray]:
+    """float64 forward and gradients: y, dx, dw (sum of g * xhat), db (sum of g)."""
+    n = x.shape[-1]
+    mu = x.mean(-1, keepdims=True) if kind == "layer_norm" and n else np.zeros(x.shape[:-1] + (1,))
+    var = ((x - mu) ** 2).mean(-1, keepdims=True) if n else np.zeros_like(mu)
+    rstd = 1.0 / np.sqrt(var + eps)
+    xh = (x - mu) * rstd
+    wv = w if w is not None else np.ones(n)
+    y = xh * wv + (b if b is not None and kind == "layer_norm" else 0.0)
+    wg = g * wv
+    c1 = (wg * xh).mean(-1, keepdims=True) if n else np.zeros_like(mu)
+    c2 = wg.mean(-1, keepdims=True) if kind == "layer_norm" and n else 0.0
+    dx = rstd * (wg - c2 - xh * c1)
+    flat = (-1, n)
+    return {"y": y, "dx": dx, "dw": (g * xh).reshape(flat).sum(0), "db": g.reshape(flat).sum(0)}
+
+
+def close(name: str, got: np.ndarray, want: np.ndarray, dtype: str, scale: float = 1.0) -> None:
+    """Assert |got - want| <= scale * (atol + rtol |want|), naming the worst element."""
+    atol, rtol = TOL[dtype]
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
+    if got.size == 0:
+        return
+    err = np.abs(got - want) - scale * (atol + rtol * np.abs(want))
+    i = np.unravel_index(int(np.argmax(err)), err.shape)
+    assert err[i] <= 0, f"{name} ({dtype}): got {got[i]} want {want[i]} at {i}"
+
+
+def grad_scale(x_shape: tuple[int, ...]) -> float:
+    """Tolerance factor for the parameter gradients, sums over all rows (error grows like sqrt(rows))."""
+    rows = int(np.prod(x_shape[:-1])) if len(x_shape) > 1 else 1
+    return max(1.0, float(np.sqrt(max(rows, 1))))
+
+
+def param_dtype(which: str | None, dtype: str) -> str | None:
+    return None if which is None else ("float32" if which == "f32" else dtype)
+
+
+def call_kwargs(kind: str, w: Any, b: Any) -> dict[str, Any]:
+    return {"weight": w} if kind == "rms_norm" else {"weight": w, "bias": b}

@@ -1,0 +1,188 @@
+"""layer_norm op: the torch binding on the CPU against a float64 reference and torch.nn.functional.layer_norm, forward
+and every gradient for float32/float16/bfloat16; dw determinism; one-line errors; the Paddle binding on the
+CPU; and the same checks on CUDA (gpu-marked, larger shapes covering every kernel path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import norm_torch_checks as checks
+import numpy as np
+import pytest
+from norm_testlib import CPU_CASES, DTYPES, GPU_CASES, close, grad_scale, reference, rng_arrays
+
+KIND = "layer_norm"
+EPS = checks.EPS[KIND]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", list(CPU_CASES))
+def test_cpu_vs_float64(norm_torch: Any, case: str, dtype: str) -> None:
+    shape, wk, bk = CPU_CASES[case]
+    checks.check_against_reference(norm_torch, KIND, shape, wk, bk, dtype, "cpu")
+
+
+def test_cpu_long_row(norm_torch: Any) -> None:
+    checks.check_against_reference(norm_torch, KIND, (3, 65536), "same", "same", "float32", "cpu")
+
+
+def test_cpu_f32_weight_f16_input(norm_torch: Any) -> None:
+    checks.check_against_reference(norm_torch, KIND, (8, 96), "f32", "f32", "float16", "cpu")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cpu_vs_torch(norm_torch: Any, dtype: str) -> None:
+    checks.check_against_torch(norm_torch, KIND, (6, 130), dtype, "cpu")
+
+
+def test_cpu_dw_deterministic(norm_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    checks.check_deterministic(norm_torch, KIND, (300, 256), "float32", "cpu", monkeypatch)
+
+
+@pytest.mark.parametrize(("what", "build", "exc", "part"), checks.BAD_INPUTS, ids=[b[0] for b in checks.BAD_INPUTS])
+def test_bad_input(norm_torch: Any, what: str, build: Any, exc: type, part: str) -> None:
+    checks.check_bad_input(norm_torch, KIND, build, exc, part, "cpu")
+
+
+def test_opcheck(norm_torch: Any) -> None:
+    """Schema, fake (meta) rule and autograd registration agree with the kernels (torch.library.opcheck)."""
+    torch = norm_torch
+    x = torch.randn(4, 40, requires_grad=True)
+    w = torch.randn(40, requires_grad=True)
+    op = getattr(torch.ops, f"opbench_{KIND}")
+    args = (x, w, 1e-5) if KIND == "rms_norm" else (x, w, torch.randn(40, requires_grad=True), 1e-5)
+    torch.library.opcheck(getattr(op, f"{KIND}_fwd"), args)
+
+
+def test_compile(norm_torch: Any) -> None:
+    """Traced by torch.compile (fake rule) with the same result as eager."""
+    import ops
+
+    torch = norm_torch
+    x = torch.randn(5, 48)
+    fn = getattr(ops, KIND)
+    compiled = torch.compile(lambda t: fn(t, epsilon=EPS), backend="eager", fullgraph=True)
+    assert torch.equal(compiled(x), fn(x, epsilon=EPS))
+
+
+@pytest.mark.parametrize("case", ["odd_hidden", "one_row", "f32_params", "empty_rows"])
+def test_paddle_cpu(norm_paddle: Any, case: str) -> None:
+    """The Paddle binding against the float64 reference (and Paddle's own CPU kernel where it has one)."""
+    import ops
+
+    paddle = norm_paddle
+    shape, wk, bk = CPU_CASES[case]
+    x_, w_, b_, g_ = rng_arrays(shape)
+    x = paddle.to_tensor(x_, dtype="float32", stop_gradient=False)
+    w = paddle.to_tensor(w_, dtype="float32", stop_gradient=False)
+    b = paddle.to_tensor(b_, dtype="float32", stop_gradient=False)
+    g = paddle.to_tensor(g_, dtype="float32")
+    leaves = [x, w] + ([b] if KIND == "layer_norm" else [])
+    y = getattr(ops, KIND)(*leaves, epsilon=EPS)
+    assert y.dtype == x.dtype and list(y.shape) == list(x.shape)
+    grads = paddle.grad([y], leaves, [g], allow_unused=True) if y.size else [None] * len(leaves)
+    want = reference(KIND, x.numpy().astype(np.float64), w.numpy().astype(np.float64),
+                     b.numpy().astype(np.float64), g_, EPS)
+    close("y", y.numpy(), want["y"], "float32")
+    if not y.size:
+        return
+    for name, got in zip(("dx", "dw", "db"), grads, strict=False):
+        close(name, got.numpy(), want[name], "float32", grad_scale(shape) if name != "dx" else 1.0)
+    F = paddle.nn.functional
+    try:
+        theirs = F.layer_norm(x, shape[-1], w, b, EPS) if KIND == "layer_norm" else F.rms_norm(x, [shape[-1]], w, EPS)
+    except RuntimeError as exc:  # Paddle 3.3.1's CPU build has no rms_norm kernel
+        assert "not registered" in str(exc)
+        return
+    close("y vs paddle", y.numpy(), theirs.numpy().astype(np.float64), "float32", 2.0)
+    for name, a, t in zip(("dx", "dw", "db"), grads, paddle.grad([theirs], leaves, [g]), strict=False):
+        close(f"{name} vs paddle", a.numpy(), t.numpy().astype(np.float64), "float32", 2 * grad_scale(shape))
+
+
+def test_paddle_cpu_no_params(norm_paddle: Any) -> None:
+    import ops
+
+    paddle = norm_paddle
+    x = paddle.to_tensor(rng_arrays((3, 20))[0], dtype="float32", stop_gradient=False)
+    y = getattr(ops, KIND)(x)
+    (dx,) = paddle.grad([y], [x], [paddle.ones_like(y)])
+    want = reference(KIND, x.numpy().astype(np.float64), None, None, np.ones((3, 20)), EPS)
+    close("y", y.numpy(), want["y"], "float32")
+    close("dx", dx.numpy(), want["dx"], "float32")
+
+
+def test_paddle_bad_input(norm_paddle: Any) -> None:
+    import ops
+
+    paddle = norm_paddle
+    with pytest.raises(ValueError, match=r"weight shape \[3\] must be \[4\]"):
+        getattr(ops, KIND)(paddle.ones([2, 4]), paddle.ones([3]))
+
+
+
+
+def _has_cuda() -> bool:
+    """True where torch is installed and sees a CUDA GPU (the Paddle tests above run without torch)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+CUDA = _has_cuda()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", list(GPU_CASES))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_vs_float64(norm_torch: Any, case: str, dtype: str) -> None:
+    shape, wk, bk = GPU_CASES[case]
+    checks.check_against_reference(norm_torch, KIND, shape, wk, bk, dtype, "cuda")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4096, 768), (64, 5121), (8, 16384)])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_vs_torch(norm_torch: Any, shape: tuple[int, ...], dtype: str) -> None:
+    checks.check_against_torch(norm_torch, KIND, shape, dtype, "cuda")
+
+
+@pytest.mark.parametrize("shape", [(20000, 1024), (3000, 4096), (700, 5121)])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_dw_deterministic(norm_torch: Any, shape: tuple[int, ...]) -> None:
+    checks.check_deterministic(norm_torch, KIND, shape, "bfloat16", "cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_unaligned_view(norm_torch: Any) -> None:
+    """A view starting one element into its storage takes the loop path and matches the aligned result."""
+    import ops
+
+    torch = norm_torch
+    buf = torch.randn(64 * 1024 + 1, device="cuda", dtype=torch.bfloat16)
+    x = buf[1:].view(64, 1024)
+    fn = getattr(ops, KIND)
+    assert x.data_ptr() % 16 != 0
+    torch.testing.assert_close(fn(x, epsilon=EPS).float(), fn(x.clone(), epsilon=EPS).float(), atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize(("what", "build", "exc", "part"), checks.BAD_INPUTS, ids=[b[0] for b in checks.BAD_INPUTS])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_bad_input(norm_torch: Any, what: str, build: Any, exc: type, part: str) -> None:
+    checks.check_bad_input(norm_torch, KIND, build, exc, part, "cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_cpu_weight(norm_torch: Any) -> None:
+    import ops
+
+    torch = norm_torch
+    with pytest.raises(ValueError, match="different devices"):
+        getattr(ops, KIND)(torch.ones(4, 8, device="cuda"), torch.ones(8))
