@@ -41,6 +41,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes (default: one per --gpus entry, else 1; 0 runs in this process)")
     p.add_argument("--gpus", default=None, metavar="0,1,...", help="GPUs to spread workers over")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local worker processes (default) or Ray actors, one per GPU of the cluster (docs/ray.md)")
+    p.add_argument("--ray-address", default=None, metavar="auto|HOST:PORT",
+                   help="Ray cluster to join (default: start a local Ray instance; auto: the running cluster)")
+    p.add_argument("--ray-workers", type=int, default=None, metavar="N",
+                   help="Ray actors (default: the cluster's GPUs, or its CPUs on a CPU-only cluster)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-case timeout (default: 300)")
     p.add_argument("--seed", type=int, default=0, help="input seed (default: 0)")
     p.add_argument("--strict", action="store_true",
@@ -91,12 +97,16 @@ def _config_error_record(e: Any) -> dict[str, Any]:
             "source": f"{e.source}:{e.lineno}", "outcome": oc.CONFIG_ERROR, "error": str(e)}
 
 
+def _lost(lost_record: Any, settings: Any, case: Any, outcome: str, error: str) -> dict:
+    return lost_record(case, settings, getattr(oc, outcome.upper()), error)
+
+
 def cmd_accuracy(args: argparse.Namespace) -> int:
     from accuracy import plugins, results, stages, summary
     from accuracy.check import Settings, case_key
     from accuracy.gpu_cache import DEFAULT_MAX_BYTES
     from accuracy.tolerances import ToleranceFileError, build
-    from accuracy.workers import Pool, WorkerStartError, lost_record, run_inline
+    from accuracy.workers import CheckerFactory, Pool, WorkerStartError, lost_record, run_inline
     from opbench.backends import default_device, installed
     from opbench.cases import check_memory, resolve
     from opbench.cases.model import ConfigError
@@ -204,8 +214,21 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         on_result(rec)
     if skipped:
         print(f"resume: {skipped} cases already in {args.out}, {len(todo)} to run", file=sys.stderr)
+    executor = None
+    if args.executor == "ray":
+        from functools import partial
+
+        from opbench.executors import make_ray_executor
+        try:
+            executor = make_ray_executor(CheckerFactory(settings), partial(_lost, lost_record, settings),
+                                    address=args.ray_address, workers=args.ray_workers, timeout=args.timeout,
+                                    use_gpus=device == "gpu")
+        except RuntimeError as e:
+            raise UsageError(str(e)) from None
     try:
-        if workers == 0:
+        if executor is not None:
+            executor.run(todo, on_result)
+        elif workers == 0:
             run_inline(todo, settings, on_result)
         elif todo:
             Pool(settings, workers, gpus, args.timeout).run(todo, on_result)
@@ -221,6 +244,8 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
               "mode": "gpu-cache" if args.gpu_cache else "default"}
     if shard:
         header["shard"] = f"{shard[0]}/{shard[1]}"
+    if executor is not None:
+        print("per host: " + ", ".join(f"{h}: {n}" for h, n in sorted(executor.per_host.items())), file=sys.stderr)
     text = summary.markdown(records, header=header, strict=args.strict)
     print(text)
     if args.summary:

@@ -23,6 +23,7 @@ from typing import Any
 from accuracy import outcomes as oc
 from accuracy.check import Checker, Settings, case_key
 from opbench.cases import Case
+from opbench.executors import placement
 
 Result = Callable[[dict[str, Any]], None]
 _START_FAILURES = 3  # workers that die before their first case, in a row, before the run gives up
@@ -43,10 +44,33 @@ def lost_record(case: Case, settings: Settings, outcome: str, error: str) -> dic
 def run_inline(cases: Sequence[Case], settings: Settings, on_result: Result) -> None:
     """Check cases in this process (``--workers 0``): no isolation, no timeout; for debugging and profiling."""
     checker = Checker(settings)
+    where = placement()
     for case in cases:
         rec = checker.check(case)
         rec.pop("fatal", None)
+        rec.update(where)
         on_result(rec)
+
+
+class CheckerFactory:
+    """Picklable worker factory for the executors: builds one Checker per worker, returns its per-case function."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def __call__(self) -> Callable[[Case], dict[str, Any]]:
+        from accuracy import plugins
+
+        plugins.load()
+        checker = Checker(self.settings)
+
+        def check(case: Case) -> dict[str, Any]:
+            rec = checker.check(case)
+            if rec.pop("fatal", False):  # CUDA error or OOM: the executor replaces this worker
+                rec["worker_restarted"] = True
+            return rec
+
+        return check
 
 
 def _worker_main(wid: int, settings: Settings, gpu: int | None, tasks: Any, results: Any, parent: int) -> None:
@@ -61,6 +85,7 @@ def _worker_main(wid: int, settings: Settings, gpu: int | None, tasks: Any, resu
         results.put(("fatal", wid, f"{type(e).__name__}: {e}"))
         return
     results.put(("ready", wid))
+    where = placement()
     while True:
         try:
             item = tasks.get(timeout=1.0)
@@ -73,6 +98,7 @@ def _worker_main(wid: int, settings: Settings, gpu: int | None, tasks: Any, resu
         index, case = item
         rec = checker.check(case)
         fatal = rec.pop("fatal", False)
+        rec.update(where)
         if fatal:
             rec["worker_restarted"] = True
         results.put(("result", wid, index, rec))

@@ -71,6 +71,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="passes over the suite, each with budget/N per case (default 3); opbench compare "
                         "sizes its verdicts by how the passes' medians differ")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="this process (default) or Ray actors, one per GPU of the cluster (docs/ray.md)")
+    p.add_argument("--ray-address", default=None, metavar="auto|HOST:PORT",
+                   help="Ray cluster to join (default: start a local Ray instance; auto: the running cluster)")
+    p.add_argument("--ray-workers", type=int, default=None, metavar="N",
+                   help="Ray actors (default: the cluster's GPUs, or its CPUs on a CPU-only cluster)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="per-case timeout with --executor ray (default: 600)")
     p.set_defaults(func=cmd_bench)
 
     p = subparsers.add_parser("compare", help="compare two bench JSON files (regression gate)",
@@ -83,6 +91,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
                    help=f"smallest change called FASTER/SLOWER (default {DEFAULT_THRESHOLD_PCT})")
     p.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
+    p.add_argument("--allow-mixed-gpus", action="store_true", help="compare results of different GPU models")
     p.set_defaults(func=cmd_compare)
 
     p = subparsers.add_parser("report", help="a bench JSON as the performance section of an operator PR",
@@ -97,6 +106,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown to FILE")
     p.add_argument("--png", metavar="FILE", help="bar chart of the geometric means (needs matplotlib); the PR "
                                                  "section links it by its path relative to --markdown's folder")
+    p.add_argument("--allow-mixed-gpus", action="store_true", help="report results of several GPU models")
     p.set_defaults(func=cmd_report)
 
 
@@ -174,6 +184,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
             runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint,
                             label=f"round {k + 1}/{args.rounds}" if args.rounds > 1 else "",
                             rounds_after=args.rounds - k - 1)
+            if args.executor == "ray":  # each case timed whole on one actor; records in case order
+                from functools import partial
+
+                from op_benchmark.runner import CaseBencher, lost_case, run_on_executor
+                from opbench.executors import make_ray_executor
+                try:
+                    executor = make_ray_executor(CaseBencher(config), partial(lost_case, config),
+                                                 address=args.ray_address, workers=args.ray_workers,
+                                                 timeout=args.timeout, use_gpus=device == "gpu")
+                except RuntimeError as e:
+                    raise UsageError(str(e)) from None
+                passes.append(run_on_executor(executor, found.cases, runner._emit, env.setdefault("workers", {})))
+                continue
             passes.append(runner.run(found.cases))
             if runner.interrupted:
                 break
@@ -220,10 +243,11 @@ def _free_memory(providers: list[str], device: str) -> int | None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from op_benchmark import compare
-    from op_benchmark.results import read_json
+    from op_benchmark.results import check_one_gpu_model, read_json
 
     try:
         base, new = read_json(args.base), read_json(args.new)
+        check_one_gpu_model({args.base: base, args.new: new}, args.allow_mixed_gpus)
     except ValueError as e:
         raise UsageError(str(e)) from None
     comparisons = compare.compare_records(base.records, new.records, threshold_pct=args.threshold)
@@ -240,10 +264,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from op_benchmark import report
-    from op_benchmark.results import read_json
+    from op_benchmark.results import check_one_gpu_model, read_json
 
     try:
         result = read_json(args.results)
+        check_one_gpu_model({args.results: result}, args.allow_mixed_gpus)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.baselines:

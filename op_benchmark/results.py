@@ -53,6 +53,8 @@ class Record:
     pct_peak_bw: float | None = None
     tflops: float | None = None
     round_medians: list[float] | None = None  # one median per pass over the suite (``--rounds``)
+    host: str | None = None  # where it ran (absent in files written before these fields existed)
+    gpu: str | None = None  # "<GPU name> #<ordinal>", or "cpu"
 
     @property
     def ok(self) -> bool:
@@ -98,6 +100,11 @@ class Record:
         return rec
 
 
+def gpu_model(gpu: str | None) -> str | None:
+    """The model part of a record's ``gpu`` field ("NVIDIA H100 #1" -> "NVIDIA H100")."""
+    return gpu.rsplit(" #", 1)[0] if gpu else gpu
+
+
 def merge_rounds(passes: list[list[Record]], peak_gbps: float | None = None) -> list[Record]:
     """One record per case x provider x direction from several passes over the same suite.
 
@@ -108,10 +115,10 @@ def merge_rounds(passes: list[list[Record]], peak_gbps: float | None = None) -> 
     """
     if len(passes) == 1:
         return passes[0]
-    by_key: dict[tuple[str, str, str], list[Record]] = {}
+    by_key: dict[tuple[Any, ...], list[Record]] = {}
     for records in passes:
-        for r in records:
-            by_key.setdefault(r.key, []).append(r)
+        for r in records:  # samples of different GPU models are never pooled
+            by_key.setdefault((*r.key, gpu_model(r.gpu)), []).append(r)
     merged = []
     for group in by_key.values():
         failed = [r for r in group if not r.ok]
@@ -173,3 +180,21 @@ def read_json(path: str | Path) -> BenchResult:
         except (TypeError, ValueError) as e:
             raise ValueError(f"{path}: record {i}: {e}") from None
     return BenchResult(data.get("env") or {}, data.get("config") or {}, records, bool(data.get("interrupted")))
+
+
+def gpu_models(result: BenchResult) -> set[str]:
+    """The GPU models a result's figures come from: its environment block's GPU and those of its workers."""
+    envs = [result.env, *(result.env.get("workers") or {}).values()]
+    names = {(e.get("gpu") or {}).get("name") for e in envs if isinstance(e, dict)}
+    return {n for n in names if n}
+
+
+def check_one_gpu_model(results: dict[str, BenchResult], allow_mixed: bool = False) -> None:
+    """ValueError (one line) when the named results hold figures of more than one GPU model, unless allowed."""
+    if allow_mixed:
+        return
+    models = {name: gpu_models(r) for name, r in results.items()}
+    every = set().union(*models.values()) if models else set()
+    if len(every) > 1:
+        where = "; ".join(f"{name}: {', '.join(sorted(m)) or 'no GPU'}" for name, m in models.items())
+        raise ValueError(f"results mix GPU models ({where}); pass --allow-mixed-gpus to compare them anyway")

@@ -115,6 +115,7 @@ class Runner:
         self.clock = SmClock(config.device)
         self.records: list[Record] = []
         self.interrupted = False
+        self._where: dict[str, str] | None = None
 
     def _emit(self, rec: Record) -> None:
         self.records.append(rec)
@@ -122,8 +123,12 @@ class Runner:
             self.on_record(rec)
 
     def _record(self, case: Case, provider: str, direction: str, **kw: Any) -> Record:
+        if self._where is None:  # after the first case: the frameworks (and the GPU name) are loaded by then
+            from opbench.executors import placement
+
+            self._where = placement()
         return Record(case=case.to_line(), api=case.api, provider=provider, direction=direction,
-                      device=self.config.device, method=self.method, source=case.where, **kw)
+                      device=self.config.device, method=self.method, source=case.where, **kw, **self._where)
 
     def run(self, cases: Sequence[Case]) -> list[Record]:
         """Measure every case; returns the records (also kept in ``self.records``)."""
@@ -327,3 +332,57 @@ def run_cases(cases: Sequence[Case], config: BenchConfig, **kw: Any) -> Runner:
     runner = Runner(config, **kw)
     runner.run(cases)
     return runner
+
+
+class CaseBencher:
+    """Picklable worker factory for the executors: one Runner per worker; each item is one case, timed whole
+    (every provider and direction on that worker), returned as ``{"records": [record dicts]}``."""
+
+    def __init__(self, config: BenchConfig) -> None:
+        self.config = config
+
+    def __call__(self) -> Callable[[Case], dict[str, Any]]:
+        runner = Runner(self.config, progress=False)
+        first = [True]
+
+        def bench(case: Case) -> dict[str, Any]:
+            runner.records = []
+            item: dict[str, Any] = {"records": [r.to_dict() for r in runner.run([case])]}
+            if first[0]:  # this worker's environment block, once per worker (recorded once per host/GPU)
+                from opbench import env as env_mod
+
+                item["env"] = env_mod.collect(self.config.device, measure_bandwidth=False)
+                first[0] = False
+            return item
+
+        return bench
+
+
+def lost_case(config: BenchConfig, case: Case, outcome: str, error: str) -> dict[str, Any]:
+    """The records of a case whose worker died or hung: one failed record per provider and direction."""
+    method = effective_method(config.method, config.device)
+    return {"records": [Record(case=case.to_line(), api=case.api, provider=p, direction=d, device=config.device,
+                               method=method, source=case.where, status=outcome, error=error).to_dict()
+                        for d in config.directions for p in config.providers]}
+
+
+def run_on_executor(executor: Any, cases: Sequence[Case], on_record: Callable[[Record], None] | None = None,
+                    workers_env: dict[str, Any] | None = None) -> list[Record]:
+    """Run ``cases`` on an executor built with ``CaseBencher``; the records in case order, as a local pass gives.
+
+    ``workers_env`` collects each worker's environment block under ``"host/gpu"``."""
+    got: dict[str, list[Record]] = {}
+
+    def on_result(item: dict[str, Any]) -> None:
+        where = {k: item[k] for k in ("host", "gpu") if k in item}
+        if workers_env is not None and "env" in item:
+            workers_env.setdefault(f"{where.get('host', '?')}/{where.get('gpu', '?')}", item["env"])
+        recs = [Record.from_dict({**d, **where}) for d in item["records"]]
+        if recs:
+            got[recs[0].case] = recs
+        for r in recs:
+            if on_record is not None:
+                on_record(r)
+
+    executor.run(list(cases), on_result)
+    return [r for c in cases for r in got.get(c.to_line(), [])]

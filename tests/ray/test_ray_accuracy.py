@@ -1,0 +1,118 @@
+"""``opbench accuracy --executor ray`` on a local 3-CPU Ray cluster: same records as a local run, crashes recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("torch")
+
+from opbench.cli import main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN_DIR = ROOT / "tests" / "accuracy"
+CORE_SUBSET = 24  # the first 24 lines of the core suite: the whole suite takes minutes on 2 cores
+TIMING_FIELDS = {"timings", "host", "gpu"}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Ray cluster (3 CPUs) per module; the test plugin is importable in its workers."""
+    path = os.pathsep.join([str(PLUGIN_DIR), str(ROOT)])
+    sys.path.insert(0, str(PLUGIN_DIR))
+    ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path, "OPBENCH_ACCURACY_PLUGINS": "opbench_accuracy_testplugin"}})
+    yield
+    ray.shutdown()
+
+
+def _records(path: Path) -> dict[str, dict]:
+    recs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    recs = [r for r in recs if "key" in r]
+    return {r["key"]: r for r in recs}
+
+
+def _strip(rec: dict) -> dict:
+    return {k: v for k, v in rec.items() if k not in TIMING_FIELDS}
+
+
+def _cases(tmp_path: Path, lines: list[str]) -> str:
+    f = tmp_path / "cases.txt"
+    f.write_text("\n".join(lines) + "\n")
+    return str(f)
+
+
+def test_ray_records_equal_local(cluster, tmp_path: Path) -> None:
+    lines = [x for x in (ROOT / "opbench/suites/core.txt").read_text().splitlines()
+             if x.strip() and not x.startswith("#")][:CORE_SUBSET]
+    cases = _cases(tmp_path, lines)
+    base = ["accuracy", cases, "--device", "cpu", "--subject", "paddle", "--reference", "torch", "--seed", "7"]
+    main([*base, "--workers", "0", "--out", str(tmp_path / "local.jsonl")])
+    main([*base, "--executor", "ray", "--out", str(tmp_path / "ray.jsonl")])
+    local, remote = _records(tmp_path / "local.jsonl"), _records(tmp_path / "ray.jsonl")
+    assert set(local) == set(remote) and len(local) == CORE_SUBSET
+    for key in local:
+        assert _strip(local[key]) == _strip(remote[key]), key
+    assert all(r["host"] and r["gpu"] == "cpu" for r in remote.values())
+    assert all("host" in r for r in local.values())
+
+
+def test_actor_crash_recorded_and_run_goes_on(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPBENCH_ACCURACY_PLUGINS", "opbench_accuracy_testplugin")
+    lines = ['paddle.add(Tensor([4, 8],"float32"), Tensor([8],"float32"), )',
+             'paddle.multiply(Tensor([4, 8],"float32"), Tensor([4, 8],"float32"), )',
+             'paddle.exp(Tensor([6],"float32"), )',
+             'paddle.sum(Tensor([4, 5],"float32"), axis=1, )',
+             'paddle.multiply(Tensor([2, 3],"float32"), Tensor([2, 3],"float32"), )',
+             'paddle.subtract(Tensor([3, 5],"float64"), Tensor([3, 5],"float64"), )']
+    out = tmp_path / "crash.jsonl"
+    code = main(["accuracy", _cases(tmp_path, lines), "--device", "cpu", "--subject", "test-crash",
+                 "--reference", "torch", "--executor", "ray", "--ray-workers", "2", "--out", str(out)])
+    recs = _records(out)
+    assert len(recs) == len(lines)
+    outcomes = {k: r["outcome"] for k, r in recs.items()}
+    crashed = [k for k, o in outcomes.items() if o == "crash"]
+    assert len(crashed) == 2 and all("multiply" in k for k in crashed)
+    assert all(o == "pass" for k, o in outcomes.items() if "multiply" not in k)
+    assert code == 1
+
+
+def test_driver_sigkill_then_resume_loses_nothing_and_records_nothing_twice(cluster, tmp_path: Path) -> None:
+    lines = [f'paddle.add(Tensor([{i}, 3],"float32"), Tensor([3],"float32"), )' for i in range(1, 31)]
+    out = tmp_path / "r.jsonl"
+    address = ray.get_runtime_context().gcs_address
+    args = [sys.executable, "-m", "opbench.cli", "accuracy", _cases(tmp_path, lines), "--device", "cpu",
+            "--subject", "test-slow", "--reference", "torch", "--executor", "ray", "--ray-address", address,
+            "--ray-workers", "2", "--out", str(out)]
+    env = {**os.environ, "OPBENCH_ACCURACY_PLUGINS": "opbench_accuracy_testplugin",
+           "PYTHONPATH": os.pathsep.join([str(PLUGIN_DIR), str(ROOT)])}
+    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= 5:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    before = [json.loads(x) for x in out.read_text().splitlines()]  # whole lines only
+    assert 5 <= len(before) < len(lines)
+    p = subprocess.run([*args, "--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    after = [json.loads(x) for x in out.read_text().splitlines()]
+    keys = [r["key"] for r in after]
+    assert len(keys) == len(set(keys)) == len(lines)
+    assert after[: len(before)] == before
+
+
+def test_missing_ray_message() -> None:
+    from opbench.executors import RAY_MISSING
+
+    assert 'pip install -e ".[ray]"' in RAY_MISSING
