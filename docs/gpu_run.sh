@@ -7,7 +7,9 @@
 # main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
-# sweep:        the lerp-sweep suite (70 seeded cases) against torch and torch.compile, and its report
+# norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report
+# sweep:        the seeded sweeps (SWEEPS="lerp rms_norm layer_norm" by default) against torch, torch.compile (and
+#               Liger for the norms), each with its report
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
@@ -42,10 +44,28 @@ step_lerp() {
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md" --png "$out/lerp_speedups.png"
 }
 
+# Liger-Kernel travels as a wheel (.whl/, made with `pip download liger-kernel==0.8.5 --no-deps -d .whl`): the
+# GPU host has Triton but no network.
+with_liger() {
+  python -c "import liger_kernel" 2>/dev/null || pip install -q --no-deps .whl/liger_kernel-*.whl || return 1
+}
+
+step_norms() {
+  with_liger &&
+    python -m opbench bench rms_norm layer_norm --providers torch,torch-compile,liger,torch-ops --directions fwd,bwd \
+      --method events --json "$out/norms.json" --no-progress >"$out/norms_table.md" &&
+    python -m opbench report "$out/norms.json" --markdown "$out/norms.md"
+}
+
 step_sweep() {
-  python -m opbench bench lerp-sweep --providers torch,torch-compile,torch-ops --directions fwd,bwd --rounds 1 \
-    --budget 100 --method events --json "$out/sweep_lerp.json" --no-progress >"$out/sweep_lerp_table.md" &&
-    python -m opbench report "$out/sweep_lerp.json" --markdown "$out/sweep_lerp.md"
+  local op providers
+  for op in ${SWEEPS:-lerp rms_norm layer_norm}; do
+    providers=torch,torch-compile,torch-ops
+    [ "$op" = lerp ] || { with_liger && providers=torch,torch-compile,liger,torch-ops; }
+    python -m opbench bench "$op-sweep" --providers $providers --directions fwd,bwd --rounds 1 \
+      --budget 100 --method events --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md" &&
+      python -m opbench report "$out/sweep_$op.json" --markdown "$out/sweep_$op.md" || return 1
+  done
 }
 
 step_lerp-host() {

@@ -40,6 +40,10 @@ _CONSTANTS: dict[str, float] = {"math.inf": math.inf, "math.nan": math.nan, "mat
 _SIGNS: dict[type, Callable[[Any], Any]] = {ast.USub: lambda v: -v, ast.UAdd: lambda v: v}
 _COMPLEX_OPS: dict[type, Callable[[Any, Any], Any]] = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b}
 
+# The longest dotted API name accepted (PaddleAPITest's longest has 6 parts); a longer one is refused
+# explicitly rather than by whatever recursion limit the process happens to run under.
+MAX_API_PARTS = 16
+
 # PaddleAPITest writes an empty list as ``list[]``, which is not Python: it becomes ``list()``
 # (same length, so columns stay right), outside string literals only.
 _EMPTY_SUBSCRIPT = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|\b(list|tuple)\[(\s*)\]""")
@@ -118,6 +122,9 @@ class _Reader:
         if not isinstance(node, ast.Call):
             raise self.fail(node, "a case is one API call, like paddle.add(Tensor([2],\"float32\"), ...)")
         api = _dotted_name(node.func)
+        if api is not None and api.count(".") >= MAX_API_PARTS:
+            raise self.fail(node.func, f"nested too deeply: the API name has {api.count('.') + 1} dotted parts "
+                                       f"(at most {MAX_API_PARTS})")
         if api is None or "." not in api:
             raise self.fail(node.func, "the called API must be a dotted name such as paddle.add")
         args = tuple(self.value(a) for a in node.args)

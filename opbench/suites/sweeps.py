@@ -81,8 +81,54 @@ def lerp_sweep(seed: int = SEED, count: int = 70) -> list[str]:
     return out
 
 
+# The norms' dtypes (ops/'s norms refuse float64) and LLM hidden sizes; a sweep draws half its hidden sizes
+# from this list and half log-uniform in [NORM_HIDDEN_RANGE], rounded to an odd number (no vector width
+# divides it, so the kernels' remainder paths run).
+NORM_DTYPES = ("bfloat16", "float16", "float32")
+LLM_HIDDEN = (768, 1024, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 12288, 16384)
+NORM_HIDDEN_RANGE = (768, 65536)
+NORM_MAX_ELEMENTS = 1 << 27  # per input: x, out, their grads and the compile anchor's buffers fit in MEMORY_CAP
+
+
+def _norm_shapes(seed: int, count: int) -> list[tuple[int, int, str]]:
+    """``count`` (rows, hidden, dtype): rows log-uniform in 1-65,536 (capped by NORM_MAX_ELEMENTS), hidden
+    alternately an LLM size and an odd size, dtypes in turn; the first two cases pin the ends (one row;
+    65,536 rows)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        dtype = NORM_DTYPES[i % len(NORM_DTYPES)]
+        if i % 2 == 0:
+            hidden = int(rng.choice(LLM_HIDDEN))
+        else:
+            lo, hi = (math.log(v) for v in NORM_HIDDEN_RANGE)
+            hidden = int(math.exp(rng.uniform(lo, hi))) | 1
+        rows = max(1, round(2 ** rng.uniform(0, 16)))
+        rows = {0: 1, 1: 1 << 16}.get(i, rows)
+        rows = max(1, min(rows, NORM_MAX_ELEMENTS // hidden))
+        out.append((rows, hidden, dtype))
+    return out
+
+
+def rms_norm_sweep(seed: int = SEED, count: int = 64) -> list[str]:
+    """``count`` rms_norm cases over the last dim (see :func:`_norm_shapes`), weight in the input dtype."""
+    return [f"paddle.nn.functional.rms_norm({_tensor([r, h], d)}, [{h}], {_tensor([h], d)}, 1e-06, )"
+            for r, h, d in _norm_shapes(seed + 1, count)]
+
+
+def layer_norm_sweep(seed: int = SEED, count: int = 64) -> list[str]:
+    """``count`` layer_norm cases over the last dim (see :func:`_norm_shapes`), weight and bias in the input
+    dtype."""
+    return [f"paddle.nn.functional.layer_norm({_tensor([r, h], d)}, [{h}], {_tensor([h], d)}, "
+            f"{_tensor([h], d)}, 1e-05, )" for r, h, d in _norm_shapes(seed + 2, count)]
+
+
 # Registered as built-in suites by opbench.suites: name -> (purpose, generator).
 SWEEPS: dict[str, tuple[str, Callable[[], list[str]]]] = {
     "lerp-sweep": ("lerp on 70 seeded cases: x, y and weight broadcast along random dims, ranks 1-5, "
                    "1e3-2e8 elements, four float dtypes, scalar and tensor weights", lerp_sweep),
+    "rms_norm-sweep": ("rms_norm on 64 seeded cases: rows 1-65,536, LLM and odd hidden sizes 768-65,536, "
+                       "bf16/fp16/fp32", rms_norm_sweep),
+    "layer_norm-sweep": ("layer_norm on 64 seeded cases: rows 1-65,536, LLM and odd hidden sizes 768-65,536, "
+                         "bf16/fp16/fp32", layer_norm_sweep),
 }

@@ -8,7 +8,15 @@ import re
 
 from opbench.cases import resolve
 from opbench.suites import GENERATED, names
-from opbench.suites.sweeps import DTYPE_BYTES, MEMORY_CAP, lerp_sweep
+from opbench.suites.sweeps import (
+    DTYPE_BYTES,
+    LLM_HIDDEN,
+    MEMORY_CAP,
+    NORM_MAX_ELEMENTS,
+    layer_norm_sweep,
+    lerp_sweep,
+    rms_norm_sweep,
+)
 
 SHAPE = re.compile(r"Tensor\((\[[^\]]*\]),\"(\w+)\"\)")
 
@@ -52,3 +60,25 @@ def test_every_sweep_line_parses_and_binds() -> None:
         found = resolve([name], device="gpu")
         assert not found.errors, found.errors[:3]
         assert len(found.cases) == len(GENERATED[name][1]())
+
+
+def test_norm_sweeps_cover_rows_hidden_sizes_and_dtypes() -> None:
+    for name, sweep, operands in (("rms_norm-sweep", rms_norm_sweep, 2), ("layer_norm-sweep", layer_norm_sweep, 3)):
+        lines = sweep()
+        assert lines == sweep() != sweep(seed=1) and GENERATED[name][1]() == lines
+        assert len(lines) >= 60
+        rows, hidden, dtypes = [], [], set()
+        for line in lines:
+            ts = _tensors(line)
+            assert len(ts) == operands  # x, then weight (and bias) of shape [hidden] in x's dtype
+            (r, h), dtype = ts[0]
+            assert all(t == ([h], dtype) for t in ts[1:]), line
+            assert r * h <= NORM_MAX_ELEMENTS and f"[{h}]," in line, line
+            rows.append(r)
+            hidden.append(h)
+            dtypes.add(dtype)
+        assert dtypes == {"bfloat16", "float16", "float32"}
+        assert min(rows) == 1 and max(rows) >= 16384
+        assert sum(h in LLM_HIDDEN for h in hidden) >= len(lines) // 2 - 1
+        odd = [h for h in hidden if h % 2]
+        assert len(odd) >= len(lines) // 3 and max(hidden) > 16384 and min(hidden) >= 768
