@@ -8,8 +8,8 @@
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
 # norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report
-# sweep:        the seeded sweeps (SWEEPS="lerp rms_norm layer_norm" by default) against torch, torch.compile (and
-#               Liger for the norms), each with its report
+# sweep:        the seeded sweeps (SWEEPS=lerp by default; SWEEPS="rms_norm layer_norm" for the norms) against torch, torch.compile (and
+#               Liger for the norms), each with its report; SWEEP_BUDGET ms of sampling per case (default 100)
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
@@ -47,7 +47,9 @@ step_lerp() {
 # Liger-Kernel travels as a wheel (.whl/, made with `pip download liger-kernel==0.8.5 --no-deps -d .whl`): the
 # GPU host has Triton but no network.
 with_liger() {
-  python -c "import liger_kernel" 2>/dev/null || pip install -q --no-deps .whl/liger_kernel-*.whl || return 1
+  python -c "import liger_kernel" 2>/dev/null && return 0
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    .whl/liger_kernel-*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site && python -c "import liger_kernel"
 }
 
 step_norms() {
@@ -59,11 +61,11 @@ step_norms() {
 
 step_sweep() {
   local op providers
-  for op in ${SWEEPS:-lerp rms_norm layer_norm}; do
+  for op in ${SWEEPS:-lerp}; do
     providers=torch,torch-compile,torch-ops
     [ "$op" = lerp ] || { with_liger && providers=torch,torch-compile,liger,torch-ops; }
     python -m opbench bench "$op-sweep" --providers $providers --directions fwd,bwd --rounds 1 \
-      --budget 100 --method events --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md" &&
+      --budget "${SWEEP_BUDGET:-100}" --method events --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md" &&
       python -m opbench report "$out/sweep_$op.json" --markdown "$out/sweep_$op.md" || return 1
   done
 }
