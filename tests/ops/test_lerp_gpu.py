@@ -131,3 +131,85 @@ def test_cuda_graph_capture(torch_ext: Any) -> None:
 def test_cuda_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tensor weight that needs a gradient: y - x saved instead of x and y, same gradients."""
     check_saved_diff(torch_ext, "cuda", monkeypatch)
+
+
+# Backward over a [rows, cols] view with every gradient in one pass (tile2d): per-row, per-column and
+# one-element operands, vectorized and scalar packs, tails, a persistent grid, column sums by the last block
+# (a thread or a warp per sum) or by a finalize launch; t2_x_one and t2_x_row_long (f64) take other paths.
+TILE2D_CASES: dict[str, tuple[list[int], list[int], Any]] = {
+    "t2_w_row": ([3001, 90], [3001, 90], [3001, 1]),
+    "t2_w_row_many": ([40000, 90], [40000, 90], [40000, 1]),
+    "t2_x_row_y_col": ([6783, 1], [1, 13], [6783, 1]),
+    "t2_x_row_y_col_scalar": ([6783, 1], [1, 13], 0.3),
+    "t2_three_cols": ([1, 3], [1201, 1], [1, 3]),
+    "t2_col155": ([1, 155], [831, 1], [1, 155]),
+    "t2_col345": ([12, 1], [1, 345], [12, 1]),
+    "t2_y_col": ([6, 2, 5, 65], [1, 1, 1, 65], [6, 2, 5, 65]),
+    "t2_x_one": ([1, 1], [287, 4], [287, 4]),
+    "t2_w_col_ticket": ([20000, 10], [20000, 10], [1, 10]),
+    "t2_y_col_finalize": ([24300, 4, 173], [1, 4, 173], [24300, 4, 173]),  # 2^24+ positions: finalize launch
+    "t2_unvectorized": ([999, 1023], [999, 1023], [999, 1]),
+    "t2_x_row_long": ([500, 1], [500, 1500], [500, 1500]),
+}
+
+
+def _t2_grads(case: str, dtype: str, seed: int) -> tuple[list[Any], dict[str, np.ndarray], list[Any]]:
+    from lerp_testlib import reference
+
+    from ops import lerp
+
+    rng = np.random.default_rng(seed)
+    xs, ys, ws = TILE2D_CASES[case]
+    dt = getattr(torch, dtype)
+    mk = lambda a: torch.tensor(a, device="cuda").to(dt).requires_grad_()  # noqa: E731
+    tx, ty = mk(rng.standard_normal(xs)), mk(rng.standard_normal(ys))
+    tw = ws if isinstance(ws, float) else mk(rng.uniform(-0.6, 1.6, ws))
+    out = lerp(tx, ty, tw)
+    tg = torch.tensor(rng.standard_normal(tuple(out.shape)), device="cuda").to(dt)
+    inputs = [tx, ty] + ([] if isinstance(tw, float) else [tw])
+    grads = list(torch.autograd.grad(out, inputs, tg))
+    npy = lambda t: t.detach().double().cpu().numpy()  # noqa: E731
+    ref = reference(npy(tx), npy(ty), tw if isinstance(tw, float) else npy(tw), npy(tg))
+    return grads, ref, inputs
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", list(TILE2D_CASES))
+def test_cuda_tile2d(torch_ext: Any, case: str, dtype: str) -> None:
+    from lerp_testlib import assert_close, terms_of
+
+    grads, ref, inputs = _t2_grads(case, dtype, seed=7)
+    for name, t, gr in zip(["dx", "dy", "dw"], inputs, grads, strict=False):
+        assert_close(gr.detach().double().cpu().numpy(), ref[name], dtype, f"{case} {dtype} {name}",
+                     terms_of(ref["out"].shape, tuple(t.shape)))
+
+
+@pytest.mark.parametrize("case", ["t2_x_row_y_col", "t2_w_col_ticket", "t2_y_col_finalize"])
+def test_cuda_tile2d_deterministic_and_captured(torch_ext: Any, case: str) -> None:
+    """Fixed-order sums: bitwise equal across runs, and under graph capture (finalize launch instead of the
+    last block's sums) equal to the eager result."""
+    from ops import lerp
+
+    xs, ys, ws = TILE2D_CASES[case]
+    x = torch.randn(xs, device="cuda", requires_grad=True)
+    y = torch.randn(ys, device="cuda", requires_grad=True)
+    w = torch.rand(ws, device="cuda", requires_grad=True)
+    g = torch.randn(torch.broadcast_shapes(x.shape, y.shape, w.shape), device="cuda")
+    eager = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
+    for _ in range(2):
+        for p, q in zip(torch.autograd.grad(lerp(x, y, w), (x, y, w), g), eager, strict=True):
+            assert torch.equal(p, q)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
+    for p in captured:
+        p.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    for p, q in zip(captured, eager, strict=True):
+        assert torch.equal(p, q)

@@ -20,6 +20,16 @@
 //   cols      : backward, one gradient summed down at most 64 rows of
 //               contiguous columns (x [3,224,224] vs y [16,3,224,224]):
 //               lanes per column pack, shuffle sums, one pass.
+//   tile2d    : backward whose output splits into [M rows, L columns] with each
+//               of x, y, w full, per row, per column or one element (the
+//               weight [R, 1] against [R, 90]; x [R, 1], y [1, C], w [R, 1]),
+//               L within a tile (<= 1024 with a per-column gradient) and some
+//               gradient summed along rows or down columns (or a small
+//               problem), unless one reduced gradient fits rows or cols. Every
+//               gradient in one pass: blocks take tiles of whole rows, stage
+//               the reduced products in shared memory, write row sums
+//               directly and keep column/whole sums per block; the last block
+//               adds the blocks' partials (ticket), else one finalize launch.
 //   gen_r     : backward, any other layout whose reduced dims are innermost.
 //               One block per (kept index, slice of the reduced range) reduces
 //               in registers + shared memory; full-size outputs written on the
@@ -31,8 +41,8 @@
 //               gradient that is constant per block (fusion).
 // A reduction that needs more than one block per output element writes
 // per-slice partials to a small workspace, summed in fixed order by one
-// second tiny launch (finalize, both gradients at once) or, in rows, by the
-// row's last block (integer ticket counters). No float atomics.
+// second tiny launch (finalize, both gradients at once) or, in rows and
+// tile2d, by the last block (integer ticket counters). No float atomics.
 //
 // Files, one part each, included in this order (each builds on the one before):
 //   lerp_device_common.cuh  conversions, packs, the stable lerp value
@@ -40,6 +50,7 @@
 //   lerp_general.cuh        broadcast forward (nd, runtime dims), gen_r, gen_k, finalize
 //   lerp_rows_cols.cuh      rows and cols kernels
 //   lerp_launch_fwd.cuh     host helpers, contig and broadcast-forward launches
+//   lerp_tile2d.cuh         tile2d: the [M, L] view, kernel and launch
 //   lerp_launch_bwd.cuh     backward path choice and launches, the public entry points
 #pragma once
 

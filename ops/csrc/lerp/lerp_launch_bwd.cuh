@@ -2,7 +2,7 @@
 // Included in order by lerp.cuh; see its header for the paths and when each is chosen.
 #pragma once
 
-#include "lerp_launch_fwd.cuh"
+#include "lerp_tile2d.cuh"
 
 namespace lerp_core {
 namespace gpu {
@@ -430,6 +430,46 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   return true;
 }
 
+// Does this backward run as tile2d? Its [M, L] view exists with L within a
+// tile (and within 1024 for a gradient summed down the columns), some
+// requested gradient is summed along rows or down columns, a single reduced
+// gradient is not one that the one-pass rows or cols kernel takes, and column
+// sums need no finalize launch unless the problem is large (2^24 positions
+// or more: there the one pass pays for it; H100, bf16 w [768] against
+// [32,128,768]: 30.3 us against gen_k's 25.0; y [1,4,173] against
+// [94866,4,173]: 365 against 485). LERP_TILE2D=0 sends these to the paths
+// above (read once; for experiments).
+constexpr int64_t kT2LargeCols = int64_t(1) << 24;
+
+template <typename T>
+bool tile2d_apply(const Shape& os, const Shape& xs, const Shape& ys, const Shape& ws, bool has_w,
+                  const std::vector<int>& reduced, const GenArgs<T>& base, View2& v) {
+  static const int on = env_int("LERP_TILE2D", 1);
+  const int64_t n = numel_of(os);
+  if (!on || n >= (int64_t(1) << 31) - (int64_t(1) << 20)) return false;
+  const Shape* in[3] = {&xs, &ys, has_w ? &ws : nullptr};
+  v = view2d(os, in, kT2Bytes / sizeof(typename AccOf<T>::type));
+  if (!v.ok) return false;
+  bool col = false, rowcol = false;
+  for (int t : reduced) {
+    const int k = v.kind[t - 1];
+    col = col || k == kT2Col;
+    rowcol = rowcol || k == kT2Row || k == kT2Col;
+  }
+  if (!rowcol || (col && v.L > int64_t(kT2ColsPerThread) * kThreads)) return false;
+  if (col && n < kT2LargeCols) {  // blocks: about one per SM at most (an estimate of the launch's grid)
+    const int64_t rows = std::max<int64_t>(1, (kT2Bytes / int64_t(sizeof(typename AccOf<T>::type))) / v.L);
+    if (std::min<int64_t>(ceil_div(v.M, rows), sm_count()) * v.L > kT2TicketPartials) return false;
+  }
+  if (reduced.size() == 1) {
+    GenArgs<T> a = base;
+    a.target = reduced[0];
+    const Layout lay = make_layout(os, xs, ys, ws, a.target);
+    if (rows_apply<T>(lay, a) || cols_apply<T>(lay, a)) return false;
+  }
+  return true;
+}
+
 // out = lerp(x, y, w). w null: scalar weight w_scalar (ws ignored).
 // The contiguous path applies when x and y have the output's size and the weight is absent, one
 // element or full size. Returns its weight mode (0 attribute, 1 one-element tensor read once into a
@@ -495,6 +535,12 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
   base.dw = full[kW] ? dw : nullptr;
   if (reduced.empty()) {
     launch_general<T>(make_layout(os, xs, ys, ws, -1), base, alloc, stream);
+    return;
+  }
+  View2 v2;
+  if (tile2d_apply<T>(os, xs, ys, ws, w != nullptr, reduced, base, v2)) {
+    launch_tile2d<T>(v2, g, x, y, w, w_scalar, dx, dy, dw, [stream]() { return row_counters(stream, 1); }, alloc,
+                     stream);
     return;
   }
   bool first = true;
