@@ -111,6 +111,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     from opbench.cases import check_memory, resolve
     from opbench.cases.model import ConfigError
     from opbench.cli import UsageError
+    from opbench.executors import StartError
 
     plugins.load()
     for side in (args.subject, args.reference):
@@ -189,14 +190,16 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     per_case_parse = parse_ms / max(1, len(found.cases) + len(found.errors))
     write_ms = 0.0
 
-    from tqdm import tqdm
+    from opbench.executors.progress import Progress
 
     early = [r for r in config_errors + refused if r["key"] not in done]
-    bar = tqdm(total=len(todo) + len(early), unit="case", file=sys.stderr, disable=None, desc="accuracy")
-    failing = 0
+    ray_run = args.executor == "ray"
+    # One bar over the whole run (a Ray run's: the whole cluster's, with per-host counts); behind a pipe a
+    # Ray run prints one line per finished case (done/total, ETA, host) instead.
+    bar = Progress(len(todo) + len(early), label="accuracy", lines=ray_run)
 
     def on_result(rec: dict[str, Any]) -> None:
-        nonlocal write_ms, failing
+        nonlocal write_ms
         t0 = time.perf_counter()
         if "timings" in rec:
             rec["timings"]["parse"] = round(per_case_parse, 4)
@@ -204,10 +207,8 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
             out.append(rec)
         else:
             mem.append(rec)
-        if oc.is_failing(rec, args.strict):
-            failing += 1
-            bar.set_postfix(failing=failing)
-        bar.update(1)
+        bar.update(f"{rec['outcome']} {rec['config']}", host=rec.get("host") if ray_run else None,
+                   gpu=rec.get("gpu"), failed=oc.is_failing(rec, args.strict))
         write_ms += (time.perf_counter() - t0) * 1e3
 
     for rec in early:
@@ -215,10 +216,11 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     if skipped:
         print(f"resume: {skipped} cases already in {args.out}, {len(todo)} to run", file=sys.stderr)
     executor = None
-    if args.executor == "ray":
+    if ray_run:
         from functools import partial
 
         from opbench.executors import make_ray_executor
+
         try:
             executor = make_ray_executor(CheckerFactory(settings), partial(_lost, lost_record, settings),
                                     address=args.ray_address, workers=args.ray_workers, timeout=args.timeout,
@@ -232,7 +234,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
             run_inline(todo, settings, on_result)
         elif todo:
             Pool(settings, workers, gpus, args.timeout).run(todo, on_result)
-    except WorkerStartError as e:
+    except (WorkerStartError, StartError) as e:
         raise UsageError(f"workers cannot start: {e}") from None
     finally:
         bar.close()
@@ -244,9 +246,12 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
               "mode": "gpu-cache" if args.gpu_cache else "default"}
     if shard:
         header["shard"] = f"{shard[0]}/{shard[1]}"
-    if executor is not None:
-        print("per host: " + ", ".join(f"{h}: {n}" for h, n in sorted(executor.per_host.items())), file=sys.stderr)
     text = summary.markdown(records, header=header, strict=args.strict)
+    if ray_run:  # which host and GPU ran how many cases, and how many of them failed
+        from opbench.executors.progress import host_table
+
+        text += "\n" + host_table((r.get("host"), r.get("gpu"), oc.is_failing(r, args.strict))
+                                  for r in records if "host" in r)
     print(text)
     if args.summary:
         Path(args.summary).write_text(text)

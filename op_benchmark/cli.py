@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="passes over the suite, each with budget/N per case (default 3); opbench compare "
                         "sizes its verdicts by how the passes' medians differ")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a killed or interrupted run: keep the cases finished in --json's journal "
+                        "(FILE.cases.jsonl, written as each case finishes) and run only the rest")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="this process (default) or Ray actors, one per GPU of the cluster (docs/ray.md)")
     p.add_argument("--ray-address", default=None, metavar="auto|HOST:PORT",
@@ -119,12 +123,15 @@ def _write(path: str | None, text: str) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from op_benchmark import render, report
     from op_benchmark.directions import DIRECTIONS
-    from op_benchmark.results import BenchResult, merge_rounds, write_json
+    from op_benchmark.results import BenchResult, Journal, journal_path, merge_rounds, write_json
     from op_benchmark.runner import BenchConfig, Runner
     from op_benchmark.stopping import default_rule
     from opbench import env as env_mod
     from opbench.backends import default_device
     from opbench.cases import resolve
+    from opbench.executors import StartError
+    from opbench.executors.progress import host_table
+    from opbench.inputs import InputCache
     from opbench.providers import NOT_BY_DEFAULT, PROVIDERS, default_providers, installed_providers
 
     device = args.device or default_device()
@@ -144,6 +151,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                             max_samples=args.max_samples)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.resume and not args.json:
+        raise UsageError("--resume needs --json (the results file to continue)")
     try:
         found = resolve(args.cases, unknown_dim=args.unknown_dim, device=device)
     except FileNotFoundError as e:
@@ -165,13 +174,43 @@ def cmd_bench(args: argparse.Namespace) -> int:
                          peak_gbps=env.get("peak_bandwidth_gbps"))
     meta = config.as_dict() | {"cases": args.cases, "rounds": args.rounds}
     last_save = [time.monotonic()]
+    ray_run = args.executor == "ray"
+    workers_env: dict[str, Any] | None = env.setdefault("workers", {}) if ray_run else None
+    journal = None
+    if args.json:  # every finished case journaled (fsynced), so --resume loses and repeats none after a kill
+        try:
+            journal = Journal(journal_path(args.json), meta, resume=args.resume)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        if workers_env is not None:
+            workers_env.update(journal.workers)
+        if journal.resumed:
+            left = len(found.cases) * args.rounds - journal.count()
+            print(f"resume: {journal.count()} case runs already in {journal.path}, {max(0, left)} to run",
+                  file=sys.stderr)
 
     passes: list[list[Any]] = []
+    try:  # each case's inputs drawn once for every round (a byte budget: OPBENCH_INPUT_CACHE_MB)
+        inputs = InputCache()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    prior: dict[str, list[Any]] = {}  # this pass's cases finished before a --resume
+
+    def this_pass(new: list[Any]) -> list[Any]:
+        """The pass's records in case order: those journaled before a --resume and those measured now."""
+        if not prior:
+            return new
+        by_case = dict(prior)
+        for r in new:
+            if r.case not in prior:
+                by_case.setdefault(r.case, []).append(r)
+        return [r for line in dict.fromkeys(c.to_line() for c in found.cases) for r in by_case.get(line, [])]
 
     def checkpoint(_rec: object) -> None:
         """Rewrite the JSON every 10 s (marked interrupted) so a killed run still leaves its records."""
         if args.json and time.monotonic() - last_save[0] > CHECKPOINT_S:
-            done = merge_rounds([*passes, list(runner.records)], config.peak_gbps) if passes else runner.records
+            now = this_pass(list(runner.records))
+            done = merge_rounds([*passes, now], config.peak_gbps) if passes else now
             write_json(BenchResult(env, meta, list(done), interrupted=True), args.json)
             last_save[0] = time.monotonic()
 
@@ -181,27 +220,45 @@ def cmd_bench(args: argparse.Namespace) -> int:
             if args.rounds > 1:  # each pass places the case's tensors at another offset in device memory
                 config = dataclasses.replace(config, placement_seed=args.seed * 1000 + k,
                                              warmup_s=min(args.warmup, LATER_WARMUP_MS if k else args.warmup) / 1e3)
+            prior = {line: list(recs) for line, recs in (journal.done.get(k, {}) if journal else {}).items()}
+            todo = [c for c in found.cases if c.to_line() not in prior]
+            label = f"round {k + 1}/{args.rounds}" if args.rounds > 1 else ""
             runner = Runner(config, progress=False if args.no_progress else None, on_record=checkpoint,
-                            label=f"round {k + 1}/{args.rounds}" if args.rounds > 1 else "",
-                            rounds_after=args.rounds - k - 1)
-            if args.executor == "ray":  # each case timed whole on one actor; records in case order
-                from functools import partial
-
+                            label=label, rounds_after=args.rounds - k - 1,
+                            on_case=(lambda c, recs, k=k: journal.add_case(k, c.to_line(), recs)) if journal else None,
+                            inputs=inputs)
+            if ray_run and todo:  # each case timed whole on one actor; records in case order
                 from op_benchmark.runner import CaseBencher, lost_case, run_on_executor
                 from opbench.executors import make_ray_executor
+                from opbench.executors.progress import Progress
+
                 try:
-                    executor = make_ray_executor(CaseBencher(config), partial(lost_case, config),
-                                                 address=args.ray_address, workers=args.ray_workers,
-                                                 timeout=args.timeout, use_gpus=device == "gpu")
+                    executor = make_ray_executor(CaseBencher(config, frozenset(workers_env or ())),
+                                                 partial(lost_case, config), address=args.ray_address,
+                                                 workers=args.ray_workers, timeout=args.timeout,
+                                                 use_gpus=device == "gpu")
                 except RuntimeError as e:
                     raise UsageError(str(e)) from None
-                passes.append(run_on_executor(executor, found.cases, runner._emit, env.setdefault("workers", {})))
-                continue
-            passes.append(runner.run(found.cases))
+                bar = Progress(len(todo), label=label, progress=False if args.no_progress else None,
+                               rounds_after=args.rounds - k - 1)
+                try:
+                    run_on_executor(executor, todo, runner._emit, workers_env, progress=bar,
+                                    on_case=runner.on_case, on_env=journal.add_worker if journal else None)
+                except KeyboardInterrupt:
+                    runner.interrupted = True
+                except StartError as e:
+                    raise UsageError(f"workers cannot start: {e}") from None
+                finally:
+                    bar.close()
+                passes.append(this_pass(runner.records))
+            else:
+                passes.append(this_pass(runner.run(todo)))
             if runner.interrupted:
                 break
     finally:
         signal.signal(signal.SIGTERM, old_term)
+        if journal is not None:
+            journal.close()
     records = merge_rounds(passes, config.peak_gbps) if not runner.interrupted else (
         merge_rounds(passes[:-1], config.peak_gbps) if len(passes) > 1 else passes[0])
     result = BenchResult(env, meta, records, runner.interrupted)
@@ -212,6 +269,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if summary:
         text += "\n### Speedup summary (candidate vs Paddle before and vs the industry's best)\n\n" + \
             report.markdown(summary)
+    if ray_run:  # which host and GPU timed how many cases (over all passes), and how many of them failed
+        runs: dict[tuple[int, str], list[Any]] = {}
+        for k, recs in enumerate(passes):
+            for r in recs:
+                runs.setdefault((k, r.case), []).append(r)
+        text += "\n" + host_table((rs[0].host, rs[0].gpu, bool(render.failures(rs, strict=args.strict)))
+                                  for rs in runs.values())
     _write(args.markdown, text)
     _write(args.csv, render.to_csv(records) if args.csv else "")
     print(text)

@@ -198,3 +198,77 @@ def check_one_gpu_model(results: dict[str, BenchResult], allow_mixed: bool = Fal
     if len(every) > 1:
         where = "; ".join(f"{name}: {', '.join(sorted(m)) or 'no GPU'}" for name, m in models.items())
         raise ValueError(f"results mix GPU models ({where}); pass --allow-mixed-gpus to compare them anyway")
+
+
+def journal_path(json_path: str | Path) -> Path:
+    """Where a bench run with ``--json FILE`` journals its finished cases: ``FILE.cases.jsonl``."""
+    return Path(str(json_path) + ".cases.jsonl")
+
+
+class Journal:
+    """The finished cases of a bench run, for ``--resume``: one JSON line per (round, case), written and fsynced
+    as the case finishes, so a run killed at any moment (SIGKILL too) loses no finished case and, resumed,
+    repeats none. The first line holds the run's options; a resume with other options is refused."""
+
+    def __init__(self, path: str | Path, config: dict[str, Any], resume: bool = False) -> None:
+        self.path = Path(path)
+        self.config = json.loads(json.dumps(config))
+        self.done: dict[int, dict[str, list[Record]]] = {}  # round -> case line -> its records
+        self.workers: dict[str, dict[str, Any]] = {}  # "host/gpu" -> that worker's environment block
+        self.resumed = resume and self.path.exists() and self.path.stat().st_size > 0
+        if self.resumed:
+            self._read()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "ab" if self.resumed else "wb")  # noqa: SIM115 - closed by close()
+        except OSError as e:
+            raise ValueError(f"cannot write the journal {self.path}: {e.strerror or e}") from None
+        if not self.resumed:
+            self._write({"schema": SCHEMA, "config": self.config})
+
+    def _read(self) -> None:
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        if not data.endswith(b"\n"):  # a line cut by a kill mid-write: dropped, and cut from the file
+            lines = lines[:-1]
+            with open(self.path, "r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+        for n, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                d = json.loads(raw)
+                if n == 1:
+                    same = d.get("config") == self.config
+                elif "workers" in d:
+                    self.workers.update(d["workers"])
+                else:
+                    self.done.setdefault(int(d["round"]), {}).setdefault(
+                        d["case"], [Record.from_dict(r) for r in d["records"]])
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise ValueError(f"{self.path}:{n}: not a bench journal line ({e})") from None
+            if n == 1 and not same:
+                raise ValueError(f"{self.path} was written by a run with other options or cases; run "
+                                 "without --resume to start over, or choose another --json")
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self._fh.write((json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode())
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def add_case(self, round_: int, case: str, records: list[Record]) -> None:
+        """Record one finished case of pass ``round_`` (0-based) durably."""
+        self._write({"round": round_, "case": case, "records": [r.to_dict() for r in records]})
+        self.done.setdefault(round_, {})[case] = records
+
+    def add_worker(self, key: str, env: dict[str, Any]) -> None:
+        """Record a worker's environment block (once per ``host/gpu``)."""
+        self._write({"workers": {key: env}})
+        self.workers[key] = env
+
+    def count(self) -> int:
+        """Finished (round, case) pairs."""
+        return sum(len(c) for c in self.done.values())
+
+    def close(self) -> None:
+        self._fh.close()

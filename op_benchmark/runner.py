@@ -10,11 +10,11 @@ Ctrl-C ends the run and keeps every record finished so far.
 from __future__ import annotations
 
 import contextlib
-import sys
+import gc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from op_benchmark import directions as directions_mod
 from op_benchmark import traffic
@@ -25,6 +25,9 @@ from op_benchmark.stopping import SamplingState, StopRule, default_rule
 from op_benchmark.timers import Sampler, SmClock, effective_method, make_timer
 from opbench import inputs as inputs_mod
 from opbench.cases import Case, ConfigError, check_memory
+
+if TYPE_CHECKING:
+    from opbench.executors.progress import Progress
 
 DEFAULT_WARMUP_S = 0.05
 MIN_WARMUP_CALLS = 3
@@ -102,15 +105,22 @@ class _Active:
 
 
 class Runner:
-    """Runs cases; ``on_record`` sees each finished record (progress, incremental saves)."""
+    """Runs cases; ``on_record`` sees each finished record (progress, incremental saves), ``on_case`` each
+    finished case's records."""
 
     def __init__(self, config: BenchConfig, *, progress: bool | None = None,
-                 on_record: Callable[[Record], None] | None = None, label: str = "", rounds_after: int = 0) -> None:
+                 on_record: Callable[[Record], None] | None = None, label: str = "", rounds_after: int = 0,
+                 on_case: Callable[[Case, list[Record]], None] | None = None,
+                 inputs: inputs_mod.InputCache | None = None) -> None:
         self.config = config
+        # Where the case's host arrays come from: a cache shared by the rounds of a run draws each case
+        # once (opbench bench passes one); by default nothing is kept past the case.
+        self.inputs = inputs if inputs is not None else inputs_mod.InputCache(0)
         self.label = label
         self.rounds_after = rounds_after  # passes over the suite after this one (for the ETA)
         self.progress = progress
         self.on_record = on_record
+        self.on_case = on_case  # sees each case's records once all its directions are done (--resume journal)
         self.method = effective_method(config.method, config.device)
         self.clock = SmClock(config.device)
         self.records: list[Record] = []
@@ -132,30 +142,22 @@ class Runner:
 
     def run(self, cases: Sequence[Case]) -> list[Record]:
         """Measure every case; returns the records (also kept in ``self.records``)."""
-        from tqdm import tqdm
+        from opbench.executors.progress import Progress
 
-        total = len(cases) * len(self.config.directions)
         # progress None: a bar on a terminal, else one line per case on stderr (with an ETA), so a
         # long run in CI or behind a pipe shows it is alive; False: nothing; True: always a bar.
-        lines = self.progress is None and not sys.stderr.isatty() and total > 0
-        disable = True if self.progress is False or lines or not total else (None if self.progress is None else False)
-        bar = tqdm(total=total, unit="case", disable=disable, dynamic_ncols=True, desc=self.label or None)
-        t0, done = time.perf_counter(), 0
+        bar = Progress(len(cases) * len(self.config.directions), label=self.label, progress=self.progress,
+                       rounds_after=self.rounds_after)
         try:
             for case in cases:
                 values: list[Any] | None = None
+                first = len(self.records)
                 for direction in self.config.directions:
-                    bar.set_postfix_str(f"{direction} {case_label(case.to_line())}")
+                    bar.running(f"{direction} {case_label(case.to_line())}")
                     values = self._run_one(case, direction, values)
-                    bar.update(1)
-                    done += 1
-                    if lines:
-                        elapsed = time.perf_counter() - t0
-                        eta = elapsed / done * (total - done)
-                        eta += elapsed / done * total * self.rounds_after  # passes still to come
-                        print(f"{self.label + ': ' if self.label else ''}{done}/{total} {direction} "
-                              f"{case_label(case.to_line())}  ({elapsed:.0f} s, ETA {eta:.0f} s)", file=sys.stderr,
-                              flush=True)
+                    bar.update(f"{direction} {case_label(case.to_line())}")
+                if self.on_case is not None:  # every direction done: the case is finished
+                    self.on_case(case, self.records[first:])
         except KeyboardInterrupt:
             self.interrupted = True
         finally:
@@ -168,7 +170,7 @@ class Runner:
         try:
             check_memory(case, cfg.memory_limit)
             if values is None:
-                values = inputs_mod.generate(case, cfg.seed)
+                values = self.inputs.get(case, cfg.seed)
         except ConfigError as e:
             for p in cfg.providers:
                 self._emit(self._record(case, p, direction, status="skipped", error=e.reason))
@@ -186,14 +188,16 @@ class Runner:
                 for backend in _backends(cfg.providers, cfg.device):
                     stack.enter_context(backend.graph_stream())
             active: list[_Active] = []
+            placed: dict[str, list[Any]] = {}  # the inputs on the device, per framework (see _on_device)
             for p in cfg.providers:
-                a = self._prepare(case, p, direction, values)
+                a = self._prepare(case, p, direction, values, placed)
                 if a is not None:
                     active.append(a)
             self._sample(active)
         return values
 
-    def _prepare(self, case: Case, provider_name: str, direction: str, values: list[Any]) -> _Active | None:
+    def _prepare(self, case: Case, provider_name: str, direction: str, values: list[Any],
+                 placed: dict[str, list[Any]]) -> _Active | None:
         from opbench.providers import get_provider
 
         cfg = self.config
@@ -205,7 +209,8 @@ class Runner:
                 rec.status, rec.error = "not_applicable", reason
                 self._emit(rec)
                 return None
-            call = provider.prepare(case, cfg.seed, values=values, requires_grad=direction != "fwd")
+            call = provider.prepare(case, cfg.seed, values=_on_device(provider.backend, case, values, placed),
+                                    requires_grad=direction != "fwd")
             timed = directions_mod.build(call, direction, cfg.seed)
             grad_flags = [any(t is g for g in call.grad_inputs) for t in call.tensors]
             io = traffic.case_io(case, grad_flags, timed.outputs, timed.grad_outputs)
@@ -219,7 +224,7 @@ class Runner:
             rec.status, rec.error = classify(e, _framework(provider_name))
             self._emit(rec)
             if rec.status == "oom":
-                _release([provider_name], cfg.device)
+                _release([provider_name], cfg.device, freeze=False)
             return None
         return _Active(rec, sampler, keep=[call, timed])
 
@@ -309,22 +314,60 @@ def _shift_placement(cfg: BenchConfig, case: Case, direction: str) -> list[Any]:
     return [b.zeros((blocks * 2**19,), "float32") for b in _backends(cfg.providers, cfg.device)]
 
 
-def _release(providers: Sequence[str], device: str) -> None:
+def _release(providers: Sequence[str], device: str, *, freeze: bool = True) -> None:
     """Give the frameworks' cached device blocks back (before a case, and after an OOM).
 
     A case then allocates from a fresh pool whatever ran before it: on an H200, PyTorch's
     multi-kernel backward of x [16,1,1,1] / y [16,3,224,224] / w [3,1,224] (intermediates
     that stay in L2) measured 71.2-74.3 us across three runs of the lerp suite in one process
     with a reused pool; docs/op_benchmark/validation.md has the run with this release.
+    ``freeze``: see :func:`_collect_garbage` (off after an OOM, when the case's other providers
+    are still alive and must not be frozen).
     """
-    import gc
-
-    gc.collect()
+    if freeze:
+        _collect_garbage()
+    else:
+        gc.collect()
     for backend in _backends(providers, device):
         try:
             backend.empty_cache()
         except Exception:
             pass
+
+
+def _collect_garbage() -> None:
+    """Free what the last case left in reference cycles, walking only the objects made since the last call.
+
+    Tensors held in cycles (autograd graphs, closures) must be freed before their blocks can go back.
+    A plain ``gc.collect()`` also walks every long-lived object of the frameworks: with PyTorch and
+    Paddle imported it takes 0.2-0.5 s on a 2-core CPU (docs/op_benchmark/main_command.py reports it
+    as ``release``), more once torch.compile has loaded its compiler, and it ran before every case and
+    direction. Whatever survives the collection here is frozen (``gc.freeze``: moved to the permanent
+    generation, never walked again), so the next call walks only what was made since: the last case's
+    tensors, graphs and records. The objects frozen are long-lived by then (frameworks, providers and
+    their compiled code, cached inputs, records); one that later becomes cyclic garbage is not
+    collected, which costs host memory only (no case's tensors are alive when this runs).
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def _on_device(backend: Any, case: Case, values: Sequence[Any], placed: dict[str, list[Any]]) -> list[Any]:
+    """The case's host arrays as ``backend``'s tensors (no gradient), converted once per framework and direction.
+
+    The framework's providers share them (``placed`` holds one list per framework for the case and
+    direction), each taking its own detached leaves in :meth:`Provider.prepare`, so their gradients stay
+    apart while the values are the same bits. On the GPU that is one host-to-device copy of the inputs
+    per framework instead of one per provider (torch, torch-ops and torch-compile copied the 768 MiB of
+    the [8192, 8192] float32 lerp three times per direction) and one copy held on the device. Converted
+    after :func:`_release` and :func:`_shift_placement`, so the placement shift still moves them.
+    """
+    import numpy as np
+
+    if backend.name not in placed:
+        placed[backend.name] = [backend.from_numpy(v, spec.dtype) if isinstance(v, np.ndarray) else v
+                                for v, spec in zip(values, case.tensors(), strict=True)]
+    return placed[backend.name]
 
 
 def run_cases(cases: Sequence[Case], config: BenchConfig, **kw: Any) -> Runner:
@@ -336,53 +379,77 @@ def run_cases(cases: Sequence[Case], config: BenchConfig, **kw: Any) -> Runner:
 
 class CaseBencher:
     """Picklable worker factory for the executors: one Runner per worker; each item is one case, timed whole
-    (every provider and direction on that worker), returned as ``{"records": [record dicts]}``."""
+    (every provider and direction on that worker), returned as ``{"records": [record dicts]}``, the first also
+    with the worker's environment block under ``"env"`` unless its ``host/gpu`` is in ``known`` (recorded)."""
 
-    def __init__(self, config: BenchConfig) -> None:
-        self.config = config
+    def __init__(self, config: BenchConfig, known: frozenset[str] = frozenset()) -> None:
+        self.config, self.known = config, known
 
     def __call__(self) -> Callable[[Case], dict[str, Any]]:
+        from opbench.executors import placement
+
         runner = Runner(self.config, progress=False)
         first = [True]
 
         def bench(case: Case) -> dict[str, Any]:
             runner.records = []
             item: dict[str, Any] = {"records": [r.to_dict() for r in runner.run([case])]}
-            if first[0]:  # this worker's environment block, once per worker (recorded once per host/GPU)
-                from opbench import env as env_mod
-
-                item["env"] = env_mod.collect(self.config.device, measure_bandwidth=False)
+            if first[0]:  # this worker's environment block, once per host/GPU and run
                 first[0] = False
+                where = placement()
+                if f"{where['host']}/{where['gpu']}" not in self.known:
+                    from opbench import env as env_mod
+
+                    item["env"] = env_mod.collect(self.config.device, measure_bandwidth=False)
             return item
 
         return bench
 
 
 def lost_case(config: BenchConfig, case: Case, outcome: str, error: str) -> dict[str, Any]:
-    """The records of a case whose worker died or hung: one failed record per provider and direction."""
+    """The records of a case whose worker died or hung: one failed record per provider and direction.
+
+    Status ``oom`` when Ray killed the worker for memory, else ``error`` with the reason led by
+    ``crash:`` or ``timeout:``, so reports, exit codes and ``compare`` count it as they count any failure."""
     method = effective_method(config.method, config.device)
+    status = "oom" if outcome == "oom" else "error"
+    error = error if outcome == "oom" else f"{outcome}: {error}"
     return {"records": [Record(case=case.to_line(), api=case.api, provider=p, direction=d, device=config.device,
-                               method=method, source=case.where, status=outcome, error=error).to_dict()
+                               method=method, source=case.where, status=status, error=error).to_dict()
                         for d in config.directions for p in config.providers]}
 
 
 def run_on_executor(executor: Any, cases: Sequence[Case], on_record: Callable[[Record], None] | None = None,
-                    workers_env: dict[str, Any] | None = None) -> list[Record]:
+                    workers_env: dict[str, Any] | None = None, *, progress: Progress | None = None,
+                    on_case: Callable[[Case, list[Record]], None] | None = None,
+                    on_env: Callable[[str, dict[str, Any]], None] | None = None) -> list[Record]:
     """Run ``cases`` on an executor built with ``CaseBencher``; the records in case order, as a local pass gives.
 
-    ``workers_env`` collects each worker's environment block under ``"host/gpu"``."""
+    ``workers_env`` collects each worker's environment block under ``"host/gpu"`` (``on_env`` sees each new one);
+    ``progress`` counts each finished case with the host it ran on; ``on_case`` sees each case's records."""
+    from op_benchmark.render import failures
+
     got: dict[str, list[Record]] = {}
+    by_line = {c.to_line(): c for c in cases}
 
     def on_result(item: dict[str, Any]) -> None:
         where = {k: item[k] for k in ("host", "gpu") if k in item}
-        if workers_env is not None and "env" in item:
-            workers_env.setdefault(f"{where.get('host', '?')}/{where.get('gpu', '?')}", item["env"])
+        key = f"{where.get('host', '?')}/{where.get('gpu', '?')}"
+        if workers_env is not None and "env" in item and key not in workers_env:
+            workers_env[key] = item["env"]
+            if on_env is not None:
+                on_env(key, item["env"])
         recs = [Record.from_dict({**d, **where}) for d in item["records"]]
         if recs:
             got[recs[0].case] = recs
+            if on_case is not None:
+                on_case(by_line[recs[0].case], recs)
         for r in recs:
             if on_record is not None:
                 on_record(r)
+        if progress is not None and recs:
+            progress.update(case_label(recs[0].case), host=where.get("host"), gpu=where.get("gpu"),
+                            failed=bool(failures(recs)))
 
     executor.run(list(cases), on_result)
     return [r for c in cases for r in got.get(c.to_line(), [])]

@@ -23,6 +23,10 @@ RAY_MISSING = 'the ray executor needs Ray: pip install -e ".[ray]"'
 EXECUTORS = ("local", "ray")
 
 
+class StartError(RuntimeError):
+    """The workers of an executor cannot start (a framework missing, no GPU): the message says why, in one line."""
+
+
 class Executor(Protocol):
     """Works on ``items`` and calls ``on_result`` once per item, in completion order."""
 

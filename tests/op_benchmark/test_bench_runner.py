@@ -1,5 +1,7 @@
 """Runner behaviour on the CPU: error records, memory refusals, interleaving, Ctrl-C."""
 
+import gc
+
 import pytest
 
 pytest.importorskip("torch")
@@ -127,6 +129,9 @@ def test_release_empties_every_backend_cache(monkeypatch):
             Fake.emptied += 1
 
     monkeypatch.setattr(runner_mod, "_backends", lambda providers, device: [Fake(), Fake()])
-    runner_mod._release(["torch", "paddle"], "gpu")
+    try:
+        runner_mod._release(["torch", "paddle"], "gpu")
+    finally:
+        gc.unfreeze()  # the release froze this process's objects (runner._collect_garbage)
     assert Fake.emptied == 2
     assert config().as_dict()["release_memory"] is True

@@ -112,6 +112,40 @@ def test_driver_sigkill_then_resume_loses_nothing_and_records_nothing_twice(clus
     assert after[: len(before)] == before
 
 
+def test_per_case_timeout_progress_lines_and_host_table(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """A hung case is recorded ``timeout`` after --timeout (actor start-up not counted) and the run goes on;
+    stderr (not a terminal) has one line per case with done/total, ETA and host; the summary a per-host table."""
+    import socket
+
+    monkeypatch.setenv("OPBENCH_ACCURACY_PLUGINS", "opbench_accuracy_testplugin")
+    lines = ['paddle.add(Tensor([4, 8],"float32"), Tensor([8],"float32"), )',
+             'paddle.multiply(Tensor([4, 8],"float32"), Tensor([4, 8],"float32"), )',
+             'paddle.exp(Tensor([6],"float32"), )']
+    out = tmp_path / "hang.jsonl"
+    t0 = time.monotonic()
+    code = main(["accuracy", _cases(tmp_path, lines), "--device", "cpu", "--subject", "test-sleep",
+                 "--reference", "torch", "--executor", "ray", "--ray-workers", "2", "--timeout", "15",
+                 "--out", str(out)])
+    assert time.monotonic() - t0 < 100  # the hang is 120 s
+    recs = _records(out)
+    outcomes = {r["config"].split("(")[0]: r["outcome"] for r in recs.values()}
+    assert outcomes == {"paddle.add": "pass", "paddle.multiply": "timeout", "paddle.exp": "pass"}
+    hung = next(r for r in recs.values() if r["outcome"] == "timeout")
+    assert "no result after 15 s" in hung["error"] and hung["host"] == socket.gethostname()
+    assert code == 1
+    captured = capsys.readouterr()
+    progress = [x for x in captured.err.splitlines() if x.startswith("accuracy: ")]
+    assert len(progress) == 3, captured.err
+    for n, line in enumerate(progress, start=1):
+        assert line.startswith(f"accuracy: {n}/3 ") and " ETA " in line
+        assert line.endswith(f" on {socket.gethostname()} (cpu)")
+    assert any(" timeout paddle.multiply(" in x for x in progress)
+    table = captured.out[captured.out.index("### Per host"):].splitlines()
+    assert table[2].startswith("| host") and [c.strip() for c in table[4].strip("|").split("|")] == [
+        socket.gethostname(), "cpu", "3", "1"]
+
+
 def test_missing_ray_message() -> None:
     from opbench.executors import RAY_MISSING
 
