@@ -16,7 +16,8 @@ import threading
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, dtype_name, last_dim_only
+from ops.norm_args import check_call, check_spec, last_dim_only
+from ops.tensors import dtype_name
 
 _lock = threading.Lock()
 _torch_ready = False

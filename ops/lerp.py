@@ -22,33 +22,12 @@ from numbers import Real
 from typing import Any
 
 from ops import build
+from ops.tensors import device_name, dtype_name, framework_of
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 _torch_lock = threading.Lock()
 _torch_ready = False
-
-
-def framework_of(t: Any) -> str | None:
-    """'torch' or 'paddle' for a tensor of that framework, else None (no import of either)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(t, torch.Tensor):
-        return "torch"
-    paddle = sys.modules.get("paddle")
-    if paddle is not None and isinstance(t, paddle.Tensor):
-        return "paddle"
-    return None
-
-
-def _dtype_name(t: Any) -> str:
-    s = str(t.dtype)
-    for prefix in ("torch.", "paddle."):
-        s = s.removeprefix(prefix)
-    return s
-
-
-def _device_name(t: Any, fw: str) -> str:
-    return str(t.device) if fw == "torch" else str(t.place)
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -98,19 +77,19 @@ def _validate(x: Any, y: Any, weight: Any) -> str:
     if not w_is_tensor and (isinstance(weight, bool) or not isinstance(weight, Real)):
         raise TypeError(f"lerp: weight must be a {fw} tensor or a Python float, got {type(weight).__name__}")
     if not _supported(x.dtype):
-        raise TypeError(f"lerp: dtype {_dtype_name(x)} of x is not supported "
+        raise TypeError(f"lerp: dtype {dtype_name(x)} of x is not supported "
                         f"(expected one of {', '.join(FLOAT_DTYPES)})")
     if y.dtype != x.dtype:
-        raise TypeError(f"lerp: x and y dtypes differ ({_dtype_name(x)} vs {_dtype_name(y)})")
+        raise TypeError(f"lerp: x and y dtypes differ ({dtype_name(x)} vs {dtype_name(y)})")
     if w_is_tensor and weight.dtype != x.dtype:
-        raise TypeError(f"lerp: weight dtype {_dtype_name(weight)} differs from x dtype {_dtype_name(x)}")
+        raise TypeError(f"lerp: weight dtype {dtype_name(weight)} differs from x dtype {dtype_name(x)}")
     tensors = [x, y, weight] if w_is_tensor else [x, y]
     if fw == "torch":
         same_dev = all(t.device == x.device for t in tensors)
     else:
         same_dev = len({str(t.place) for t in tensors}) == 1
     if not same_dev:
-        devs = sorted({_device_name(t, fw) for t in tensors})
+        devs = sorted({device_name(t, fw) for t in tensors})
         raise ValueError(f"lerp: tensors are on different devices ({', '.join(devs)})")
     shapes = [tuple(t.shape) for t in tensors]
     if any(s != shapes[0] for s in shapes):

@@ -8,34 +8,12 @@ Every error is one line naming the shapes/dtypes at fault.
 from __future__ import annotations
 
 import math
-import sys
 from numbers import Real
 from typing import Any
 
+from ops.tensors import device_name, dtype_name, framework_of
+
 INPUT_DTYPES = ("float32", "float16", "bfloat16")
-
-
-def framework_of(t: Any) -> str | None:
-    """'torch' or 'paddle' for a tensor of that framework, else None (no import of either)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(t, torch.Tensor):
-        return "torch"
-    paddle = sys.modules.get("paddle")
-    if paddle is not None and isinstance(t, paddle.Tensor):
-        return "paddle"
-    return None
-
-
-def dtype_name(t: Any) -> str:
-    """'float32' for a torch/paddle tensor's dtype or a dtype string."""
-    s = str(getattr(t, "dtype", t))
-    for prefix in ("torch.", "paddle."):
-        s = s.removeprefix(prefix)
-    return s
-
-
-def _device(t: Any, fw: str) -> str:
-    return str(t.device) if fw == "torch" else str(t.place)
 
 
 def check_spec(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> None:
@@ -71,7 +49,7 @@ def check_call(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> str:
         if p is not None and framework_of(p) != fw:
             raise TypeError(f"{op}: {name} must be a {fw} tensor like x, got {type(p).__name__}")
     check_spec(op, x, params, epsilon)
-    devs = {_device(t, fw) for t in [x, *params.values()] if t is not None}
+    devs = {device_name(t, fw) for t in [x, *params.values()] if t is not None}
     if len(devs) > 1:
         raise ValueError(f"{op}: tensors are on different devices ({', '.join(sorted(devs))})")
     return fw

@@ -1,4 +1,4 @@
-"""The torch-binding checks shared by test_rms_norm.py and test_layer_norm.py (CPU and CUDA)."""
+"""The torch-binding checks shared by test_norms.py (CPU and CUDA)."""
 
 from __future__ import annotations
 

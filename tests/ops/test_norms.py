@@ -1,6 +1,7 @@
-"""rms_norm op: the torch binding on the CPU against a float64 reference and torch.nn.functional.rms_norm, forward
-and every gradient for float32/float16/bfloat16; dw determinism; one-line errors; the Paddle binding on the
-CPU; and the same checks on CUDA (gpu-marked, larger shapes covering every kernel path)."""
+"""The norm ops (rms_norm, layer_norm; every test runs for each): the torch binding on the CPU against a float64
+reference and torch.nn.functional, forward and every gradient for float32/float16/bfloat16; dw determinism;
+one-line errors; the Paddle binding on the CPU; and the same checks on CUDA (gpu-marked, larger shapes covering
+every kernel path)."""
 
 from __future__ import annotations
 
@@ -11,62 +12,63 @@ import numpy as np
 import pytest
 from norm_testlib import CPU_CASES, DTYPES, GPU_CASES, close, grad_scale, reference, rng_arrays
 
-KIND = "rms_norm"
-EPS = checks.EPS[KIND]
+# Both ops run on one engine (ops/csrc/norm_common), so every test runs for each of them.
+EPS = checks.EPS
+pytestmark = pytest.mark.parametrize("kind", ["rms_norm", "layer_norm"])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", list(CPU_CASES))
-def test_cpu_vs_float64(norm_torch: Any, case: str, dtype: str) -> None:
+def test_cpu_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> None:
     shape, wk, bk = CPU_CASES[case]
-    checks.check_against_reference(norm_torch, KIND, shape, wk, bk, dtype, "cpu")
+    checks.check_against_reference(norm_torch, kind, shape, wk, bk, dtype, "cpu")
 
 
-def test_cpu_long_row(norm_torch: Any) -> None:
-    checks.check_against_reference(norm_torch, KIND, (3, 65536), "same", "same", "float32", "cpu")
+def test_cpu_long_row(kind: str, norm_torch: Any) -> None:
+    checks.check_against_reference(norm_torch, kind, (3, 65536), "same", "same", "float32", "cpu")
 
 
-def test_cpu_f32_weight_f16_input(norm_torch: Any) -> None:
-    checks.check_against_reference(norm_torch, KIND, (8, 96), "f32", "f32", "float16", "cpu")
+def test_cpu_f32_weight_f16_input(kind: str, norm_torch: Any) -> None:
+    checks.check_against_reference(norm_torch, kind, (8, 96), "f32", "f32", "float16", "cpu")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_cpu_vs_torch(norm_torch: Any, dtype: str) -> None:
-    checks.check_against_torch(norm_torch, KIND, (6, 130), dtype, "cpu")
+def test_cpu_vs_torch(kind: str, norm_torch: Any, dtype: str) -> None:
+    checks.check_against_torch(norm_torch, kind, (6, 130), dtype, "cpu")
 
 
-def test_cpu_dw_deterministic(norm_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    checks.check_deterministic(norm_torch, KIND, (300, 256), "float32", "cpu", monkeypatch)
+def test_cpu_dw_deterministic(kind: str, norm_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    checks.check_deterministic(norm_torch, kind, (300, 256), "float32", "cpu", monkeypatch)
 
 
 @pytest.mark.parametrize(("what", "build", "exc", "part"), checks.BAD_INPUTS, ids=[b[0] for b in checks.BAD_INPUTS])
-def test_bad_input(norm_torch: Any, what: str, build: Any, exc: type, part: str) -> None:
-    checks.check_bad_input(norm_torch, KIND, build, exc, part, "cpu")
+def test_bad_input(kind: str, norm_torch: Any, what: str, build: Any, exc: type, part: str) -> None:
+    checks.check_bad_input(norm_torch, kind, build, exc, part, "cpu")
 
 
-def test_opcheck(norm_torch: Any) -> None:
+def test_opcheck(kind: str, norm_torch: Any) -> None:
     """Schema, fake (meta) rule and autograd registration agree with the kernels (torch.library.opcheck)."""
     torch = norm_torch
     x = torch.randn(4, 40, requires_grad=True)
     w = torch.randn(40, requires_grad=True)
-    op = getattr(torch.ops, f"opbench_{KIND}")
-    args = (x, w, 1e-5) if KIND == "rms_norm" else (x, w, torch.randn(40, requires_grad=True), 1e-5)
-    torch.library.opcheck(getattr(op, f"{KIND}_fwd"), args)
+    op = getattr(torch.ops, f"opbench_{kind}")
+    args = (x, w, 1e-5) if kind == "rms_norm" else (x, w, torch.randn(40, requires_grad=True), 1e-5)
+    torch.library.opcheck(getattr(op, f"{kind}_fwd"), args)
 
 
-def test_compile(norm_torch: Any) -> None:
+def test_compile(kind: str, norm_torch: Any) -> None:
     """Traced by torch.compile (fake rule) with the same result as eager."""
     import ops
 
     torch = norm_torch
     x = torch.randn(5, 48)
-    fn = getattr(ops, KIND)
-    compiled = torch.compile(lambda t: fn(t, epsilon=EPS), backend="eager", fullgraph=True)
-    assert torch.equal(compiled(x), fn(x, epsilon=EPS))
+    fn = getattr(ops, kind)
+    compiled = torch.compile(lambda t: fn(t, epsilon=EPS[kind]), backend="eager", fullgraph=True)
+    assert torch.equal(compiled(x), fn(x, epsilon=EPS[kind]))
 
 
 @pytest.mark.parametrize("case", ["odd_hidden", "one_row", "f32_params", "empty_rows"])
-def test_paddle_cpu(norm_paddle: Any, case: str) -> None:
+def test_paddle_cpu(kind: str, norm_paddle: Any, case: str) -> None:
     """The Paddle binding against the float64 reference (and Paddle's own CPU kernel where it has one)."""
     import ops
 
@@ -77,12 +79,12 @@ def test_paddle_cpu(norm_paddle: Any, case: str) -> None:
     w = paddle.to_tensor(w_, dtype="float32", stop_gradient=False)
     b = paddle.to_tensor(b_, dtype="float32", stop_gradient=False)
     g = paddle.to_tensor(g_, dtype="float32")
-    leaves = [x, w] + ([b] if KIND == "layer_norm" else [])
-    y = getattr(ops, KIND)(*leaves, epsilon=EPS)
+    leaves = [x, w] + ([b] if kind == "layer_norm" else [])
+    y = getattr(ops, kind)(*leaves, epsilon=EPS[kind])
     assert y.dtype == x.dtype and list(y.shape) == list(x.shape)
     grads = paddle.grad([y], leaves, [g], allow_unused=True) if y.size else [None] * len(leaves)
-    want = reference(KIND, x.numpy().astype(np.float64), w.numpy().astype(np.float64),
-                     b.numpy().astype(np.float64), g_, EPS)
+    want = reference(kind, x.numpy().astype(np.float64), w.numpy().astype(np.float64),
+                     b.numpy().astype(np.float64), g_, EPS[kind])
     close("y", y.numpy(), want["y"], "float32")
     if not y.size:
         return
@@ -90,7 +92,8 @@ def test_paddle_cpu(norm_paddle: Any, case: str) -> None:
         close(name, got.numpy(), want[name], "float32", grad_scale(shape) if name != "dx" else 1.0)
     F = paddle.nn.functional
     try:
-        theirs = F.layer_norm(x, shape[-1], w, b, EPS) if KIND == "layer_norm" else F.rms_norm(x, [shape[-1]], w, EPS)
+        eps = EPS[kind]
+        theirs = F.layer_norm(x, shape[-1], w, b, eps) if kind == "layer_norm" else F.rms_norm(x, [shape[-1]], w, eps)
     except RuntimeError as exc:  # Paddle 3.3.1's CPU build has no rms_norm kernel
         assert "not registered" in str(exc)
         return
@@ -99,24 +102,24 @@ def test_paddle_cpu(norm_paddle: Any, case: str) -> None:
         close(f"{name} vs paddle", a.numpy(), t.numpy().astype(np.float64), "float32", 2 * grad_scale(shape))
 
 
-def test_paddle_cpu_no_params(norm_paddle: Any) -> None:
+def test_paddle_cpu_no_params(kind: str, norm_paddle: Any) -> None:
     import ops
 
     paddle = norm_paddle
     x = paddle.to_tensor(rng_arrays((3, 20))[0], dtype="float32", stop_gradient=False)
-    y = getattr(ops, KIND)(x)
+    y = getattr(ops, kind)(x)
     (dx,) = paddle.grad([y], [x], [paddle.ones_like(y)])
-    want = reference(KIND, x.numpy().astype(np.float64), None, None, np.ones((3, 20)), EPS)
+    want = reference(kind, x.numpy().astype(np.float64), None, None, np.ones((3, 20)), EPS[kind])
     close("y", y.numpy(), want["y"], "float32")
     close("dx", dx.numpy(), want["dx"], "float32")
 
 
-def test_paddle_bad_input(norm_paddle: Any) -> None:
+def test_paddle_bad_input(kind: str, norm_paddle: Any) -> None:
     import ops
 
     paddle = norm_paddle
     with pytest.raises(ValueError, match=r"weight shape \[3\] must be \[4\]"):
-        getattr(ops, KIND)(paddle.ones([2, 4]), paddle.ones([3]))
+        getattr(ops, kind)(paddle.ones([2, 4]), paddle.ones([3]))
 
 
 
@@ -137,52 +140,53 @@ CUDA = _has_cuda()
 @pytest.mark.parametrize("case", list(GPU_CASES))
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_vs_float64(norm_torch: Any, case: str, dtype: str) -> None:
+def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> None:
     shape, wk, bk = GPU_CASES[case]
-    checks.check_against_reference(norm_torch, KIND, shape, wk, bk, dtype, "cuda")
+    checks.check_against_reference(norm_torch, kind, shape, wk, bk, dtype, "cuda")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(4096, 768), (64, 5121), (8, 16384)])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_vs_torch(norm_torch: Any, shape: tuple[int, ...], dtype: str) -> None:
-    checks.check_against_torch(norm_torch, KIND, shape, dtype, "cuda")
+def test_cuda_vs_torch(kind: str, norm_torch: Any, shape: tuple[int, ...], dtype: str) -> None:
+    checks.check_against_torch(norm_torch, kind, shape, dtype, "cuda")
 
 
 @pytest.mark.parametrize("shape", [(20000, 1024), (3000, 4096), (700, 5121)])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_dw_deterministic(norm_torch: Any, shape: tuple[int, ...]) -> None:
-    checks.check_deterministic(norm_torch, KIND, shape, "bfloat16", "cuda")
+def test_cuda_dw_deterministic(kind: str, norm_torch: Any, shape: tuple[int, ...]) -> None:
+    checks.check_deterministic(norm_torch, kind, shape, "bfloat16", "cuda")
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_unaligned_view(norm_torch: Any) -> None:
+def test_cuda_unaligned_view(kind: str, norm_torch: Any) -> None:
     """A view starting one element into its storage takes the loop path and matches the aligned result."""
     import ops
 
     torch = norm_torch
     buf = torch.randn(64 * 1024 + 1, device="cuda", dtype=torch.bfloat16)
     x = buf[1:].view(64, 1024)
-    fn = getattr(ops, KIND)
+    fn = getattr(ops, kind)
     assert x.data_ptr() % 16 != 0
-    torch.testing.assert_close(fn(x, epsilon=EPS).float(), fn(x.clone(), epsilon=EPS).float(), atol=2e-2, rtol=2e-2)
+    eps = EPS[kind]
+    torch.testing.assert_close(fn(x, epsilon=eps).float(), fn(x.clone(), epsilon=eps).float(), atol=2e-2, rtol=2e-2)
 
 
 @pytest.mark.parametrize(("what", "build", "exc", "part"), checks.BAD_INPUTS, ids=[b[0] for b in checks.BAD_INPUTS])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_bad_input(norm_torch: Any, what: str, build: Any, exc: type, part: str) -> None:
-    checks.check_bad_input(norm_torch, KIND, build, exc, part, "cuda")
+def test_cuda_bad_input(kind: str, norm_torch: Any, what: str, build: Any, exc: type, part: str) -> None:
+    checks.check_bad_input(norm_torch, kind, build, exc, part, "cuda")
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_cpu_weight(norm_torch: Any) -> None:
+def test_cuda_cpu_weight(kind: str, norm_torch: Any) -> None:
     import ops
 
     torch = norm_torch
     with pytest.raises(ValueError, match="different devices"):
-        getattr(ops, KIND)(torch.ones(4, 8, device="cuda"), torch.ones(8))
+        getattr(ops, kind)(torch.ones(4, 8, device="cuda"), torch.ones(8))
