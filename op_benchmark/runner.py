@@ -121,6 +121,8 @@ class Runner:
         self.progress = progress
         self.on_record = on_record
         self.on_case = on_case  # sees each case's records once all its directions are done (--resume journal)
+        if config.device == "cpu":
+            keep_freed_blocks()
         self.method = effective_method(config.method, config.device)
         self.clock = SmClock(config.device)
         self.records: list[Record] = []
@@ -333,6 +335,31 @@ def _release(providers: Sequence[str], device: str, *, freeze: bool = True) -> N
             backend.empty_cache()
         except Exception:
             pass
+
+
+def keep_freed_blocks() -> None:
+    """Keep freed host blocks under 32 MiB on the heap and trim it only above 128 MiB free (glibc ``mallopt``).
+
+    The frameworks' CPU allocators give each tensor back to malloc when it is freed. With glibc's
+    defaults, once the freed blocks at the top of the heap pass the trim threshold (twice the largest
+    block freed so far), free() returns them to the system and the next call faults every page in
+    again: a float64 lerp backward through Paddle on [16, 102400] spent 6x its kernel's time there.
+    Set once per benchmark process on the CPU, for every provider alike; ``MALLOC_MMAP_THRESHOLD_`` or
+    ``MALLOC_TRIM_THRESHOLD_`` in the environment leave glibc's settings as they are. No-op off glibc.
+    """
+    import ctypes
+    import os
+
+    if os.environ.get("MALLOC_MMAP_THRESHOLD_") or os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 128 << 20)
 
 
 def _collect_garbage() -> None:

@@ -176,3 +176,28 @@ def test_opbench_bench_draws_each_case_once_for_all_its_rounds(monkeypatch, tmp_
                "--rounds", "3", "--min-samples", "3", "--no-progress", "--json", str(tmp_path / "r.json")])
     assert rc == 0
     assert sorted(drawn) == sorted(parse_line(c).to_line() for c in CASES)  # 2 cases x 2 directions x 3 rounds
+
+
+def test_cpu_runs_keep_freed_blocks_on_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU benchmark sets glibc's mmap and trim thresholds once for every provider alike, unless the
+    environment already sets them."""
+    import ctypes
+
+    from op_benchmark import runner
+
+    calls: list[tuple[int, int]] = []
+
+    class FakeLibc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    runner.Runner(BenchConfig(providers=["torch"], device="cpu"))
+    assert calls == [(-3, 32 << 20), (-1, 128 << 20)]
+    calls.clear()
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "0")
+    runner.keep_freed_blocks()
+    assert calls == []

@@ -3,12 +3,14 @@
 //   int n = opcore::cpu_threads();   // OPBENCH_CPU_THREADS, else the framework's pool, OMP_NUM_THREADS, the cores
 //   opcore::parallel_for(items, work_per_item, [&](int64_t begin, int64_t end) { ... });
 //
-// Items are split into one contiguous range per thread; a kernel whose items write disjoint results (or
-// fixed-size partial sums combined afterwards in item order) therefore gives the same bits for any thread
-// count. Work below kMinWorkPerThread elements a thread runs on the caller alone. The worker threads are
-// started once and wait for work, polling for a short while before they sleep (so back-to-back calls cost
-// neither a thread start nor a wake-up); a forked child starts its own. The environment is read on every
-// call, so a test can change the count.
+// Items are split into contiguous blocks that the threads take in turn; a kernel whose items write
+// disjoint results (or fixed-size partial sums combined afterwards in item order) therefore gives the
+// same bits for any thread count and any schedule. Work below kMinWorkPerThread elements a thread runs on
+// the caller alone.
+//
+// The threads: worker threads of our own, started once, which poll for a short while before they sleep
+// (so back-to-back calls cost neither a thread start nor a wake-up); a forked child starts its own.
+// The environment is read on every call, so a test can change the count.
 #pragma once
 
 #include <unistd.h>
@@ -27,6 +29,7 @@
 namespace opcore {
 
 constexpr int64_t kMinWorkPerThread = 32768;  // elements; below this a thread costs more than it saves
+constexpr int64_t kBlocksPerThread = 4;       // blocks a call's items are cut into, per thread
 
 // A framework's own thread pool, which a binding may install with set_framework_pool(): the kernels'
 // threads then run on it rather than beside it (a framework's OpenMP workers spin for a while after each
@@ -55,11 +58,14 @@ inline int cpu_threads() {
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
 
-// Worker threads that persist between calls. run(n, fn) calls fn(0) .. fn(n-2) on workers and fn(n-1) on
-// the caller, and returns when all are done; calls from several threads take turns. A worker that has
-// finished a job polls for the next one for kSpin before sleeping on a condition variable, and the caller
-// polls for the workers' end likewise: waking a sleeping thread costs tens of microseconds, as much as
-// the work of a mid-size call.
+// Worker threads that persist between calls. run(n, fn) calls fn(n-1) on the caller and fn(0) .. fn(n-2)
+// on the workers that take their part before the caller has finished its own: fn must take its work
+// from a shared counter (parallel_for's blocks), so that the caller does what a worker that the system
+// has not scheduled yet would have done, and the call never waits for a thread that has not started.
+// It returns when every part that was taken is done; calls from several threads take turns. A worker
+// that has finished a job polls for the next one for kSpin before sleeping on a condition variable, and
+// the caller polls for the workers' end likewise: waking a sleeping thread costs tens of microseconds,
+// as much as the work of a mid-size call.
 class Pool {
  public:
   static constexpr std::chrono::microseconds kSpin{200};
@@ -79,16 +85,18 @@ class Pool {
         workers_.emplace_back([this, id] { work(id); });
         workers_.back().detach();
       }
-      job_.store(&fn, std::memory_order_relaxed);
-      active_.store(n - 1, std::memory_order_relaxed);
-      pending_.store(n - 1, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
+      job_.store(&fn);
+      finished_.store(0);
+      slots_.store(n - 1);
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
     fn(n - 1);
-    if (poll([this] { return pending_.load(std::memory_order_acquire) == 0; })) return;
+    const int taken = (n - 1) - slots_.exchange(0);  // the parts no worker has taken are closed
+    const auto done = [this, taken] { return finished_.load() == taken; };
+    if (poll(done)) return;
     std::unique_lock<std::mutex> g(mu_);
-    done_.wait(g, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    done_.wait(g, done);
   }
 
  private:
@@ -113,13 +121,15 @@ class Pool {
         std::unique_lock<std::mutex> g(mu_);
         wake_.wait(g, fresh);
       }
-      seen = generation_.load(std::memory_order_acquire);
-      if (id >= active_.load(std::memory_order_relaxed)) continue;
-      (*job_.load(std::memory_order_relaxed))(id);
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> g(mu_);  // the caller checks pending_ under mu_ before it sleeps
-        done_.notify_one();
+      seen = generation_.load();
+      int free = slots_.load();
+      while (free > 0 && !slots_.compare_exchange_weak(free, free - 1)) {
       }
+      if (free <= 0) continue;  // the caller has finished without this worker
+      (*job_.load())(id);
+      finished_.fetch_add(1);
+      std::lock_guard<std::mutex> g(mu_);  // the caller checks finished_ under mu_ before it sleeps
+      done_.notify_one();
     }
   }
 
@@ -128,12 +138,26 @@ class Pool {
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
   std::atomic<const std::function<void(int)>*> job_{nullptr};
-  std::atomic<int> active_{0}, pending_{0};
+  std::atomic<int> slots_{0}, finished_{0};
   std::atomic<uint64_t> generation_{0};
 };
 
+// Runs the job fn on n threads (see Pool::run): the framework pool when a binding installed one, else ours.
+inline void run_team(int n, const std::function<void(int)>& fn) {
+  if (framework_pool().run != nullptr) {
+    framework_pool().run(n, fn);
+  } else {
+    Pool::get().run(n, fn);
+  }
+}
+
 // Calls fn(begin, end) on disjoint ranges covering [0, items), in parallel when the total work
 // (items * work_per_item elements) gives each thread at least kMinWorkPerThread elements.
+// The items are cut into up to kBlocksPerThread blocks per thread (none under kMinWorkPerThread / 2
+// elements), which the threads take in turn from a shared counter: a thread that the system schedules
+// late (another process, or a framework's spinning workers, on its core) takes fewer blocks and the
+// others do the rest, instead of the call waiting for it. Which thread runs a block varies; a block's
+// results must not (every kernel here computes each item from its own inputs alone).
 template <typename F>
 void parallel_for(int64_t items, int64_t work_per_item, F&& fn) {
   if (items <= 0) return;
@@ -144,16 +168,18 @@ void parallel_for(int64_t items, int64_t work_per_item, F&& fn) {
     fn(int64_t(0), items);
     return;
   }
-  const int64_t per = items / n, extra = items % n;
-  const std::function<void(int)> task = [&](int t) {
-    const int64_t begin = t * per + std::min<int64_t>(t, extra);
-    fn(begin, begin + per + (t < extra ? 1 : 0));
+  const int64_t blocks =
+      std::min<int64_t>({n * kBlocksPerThread, std::max<int64_t>(n, 2 * work / kMinWorkPerThread), items});
+  const int64_t per = items / blocks, extra = items % blocks;
+  std::atomic<int64_t> next{0};
+  const std::function<void(int)> task = [&](int) {
+    for (int64_t b = next.fetch_add(1, std::memory_order_relaxed); b < blocks;
+         b = next.fetch_add(1, std::memory_order_relaxed)) {
+      const int64_t begin = b * per + std::min<int64_t>(b, extra);
+      fn(begin, begin + per + (b < extra ? 1 : 0));
+    }
   };
-  if (framework_pool().run != nullptr) {
-    framework_pool().run(static_cast<int>(n), task);
-  } else {
-    Pool::get().run(static_cast<int>(n), task);
-  }
+  run_team(static_cast<int>(n), task);
 }
 
 }  // namespace opcore

@@ -26,15 +26,22 @@ void lerp_forward_cpu(const T* x, const T* y, const T* w, double w_scalar, T* ou
   opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
     A bx[cpu::kTile], by[cpu::kTile], bw[cpu::kTile], bo[cpu::kTile];
     cpu::for_each_run(lay, 0, lay.nr, begin, end, zero, [&](const int64_t* off, int64_t len) {
-      for (int64_t j = 0; j < len; j += cpu::kTile) {
+      // A weight constant along the run (a scalar, or broadcast along the innermost dim) is a scalar here:
+      // the same arithmetic (lerp_tile_scalar's select is lerp_tile's, made once).
+      const bool wrun = w != nullptr && sw != 0;
+      const A ws = w == nullptr ? wt.scalar : (sw == 0 ? to_acc(w[off[kW]]) : A(0));
+      int64_t j = 0;
+      if (sx == 1 && sy == 1 && (!wrun || sw == 1))
+        j = cpu::lerp_run_fused(x + off[kX], y + off[kY], wrun ? w + off[kW] : nullptr, ws, len, out + off[kOut]);
+      for (; j < len; j += cpu::kTile) {
         const int64_t m = len - j < cpu::kTile ? len - j : cpu::kTile;
         A* o = cpu::out_tile(out + off[kOut] + j, bo);
         const A* vx = cpu::view(x + off[kX] + j * sx, sx, m, bx);
         const A* vy = cpu::view(y + off[kY] + j * sy, sy, m, by);
-        if (w) {
+        if (wrun) {
           cpu::lerp_tile(vx, vy, cpu::view(w + off[kW] + j * sw, sw, m, bw), m, o);
         } else {
-          cpu::lerp_tile_scalar(vx, vy, wt.scalar, m, o);
+          cpu::lerp_tile_scalar(vx, vy, ws, m, o);
         }
         cpu::flush(out + off[kOut] + j, m, o);
       }

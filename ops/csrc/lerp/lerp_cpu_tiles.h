@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -103,6 +103,91 @@ inline void store(half_t* __restrict__ p, int64_t n, const float* __restrict__ b
   for (; i < n; ++i) p[i] = from_acc<half_t>(buf[i]);
 }
 #endif
+
+#if defined(__AVX2__)
+// bf16 tiles through AVX2, eight values at a time: a load is a zero-extension and a shift; a store rounds
+// to nearest even with integer adds (the NaN select of from_acc<bf16_t>), then packs the high halves.
+inline void load(const bf16_t* p, int64_t stride, int64_t n, float* __restrict__ buf) {
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 8 <= n; i += 8) {
+      const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+      _mm256_storeu_ps(buf + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+    }
+  }
+  for (; i < n; ++i) buf[i] = to_acc(p[i * stride]);
+}
+
+inline __m128i bf16_round8(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                         _mm256_set1_epi32(0x7f800000));
+  const __m256i h = _mm256_blendv_epi8(rounded, quiet, nan);  // every lane in [0, 0xffff]: packus is exact
+  return _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+inline void store(bf16_t* __restrict__ p, int64_t n, const float* __restrict__ buf) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i), bf16_round8(_mm256_loadu_ps(buf + i)));
+  for (; i < n; ++i) p[i] = from_acc<bf16_t>(buf[i]);
+}
+#endif
+
+#if defined(__AVX2__) && defined(__F16C__)
+// Eight 2-byte values to floats and back (the conversions of load() and store() above).
+inline __m256 load8(const half_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 load8(const bf16_t* p) {
+  const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+}
+inline void store8(half_t* p, __m256 v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline void store8(bf16_t* p, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_round8(v)); }
+
+// o[i] = lerp(x[i], y[i], w[i]) (w null: the scalar ws) for contiguous fp16/bf16 x, y, w and o, eight at a
+// time in registers: loaded, computed and stored without the tile buffers (lerp_tile's and
+// lerp_tile_scalar's arithmetic, a multiply and an add). Returns how many it did, a multiple of 8.
+template <typename T>
+inline int64_t lerp_run8(const T* x, const T* y, const T* w, float ws, int64_t n, T* o) {
+  int64_t i = 0;
+  if (w == nullptr) {
+    const bool lo = std::fabs(ws) < 0.5f;
+    const __m256 c = _mm256_set1_ps(lo ? ws : ws - 1.f);
+    for (; i + 8 <= n; i += 8) {
+      const __m256 vx = load8(x + i), vy = load8(y + i);
+      store8(o + i, _mm256_add_ps(lo ? vx : vy, _mm256_mul_ps(c, _mm256_sub_ps(vy, vx))));
+    }
+    return i;
+  }
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.f);
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (; i + 8 <= n; i += 8) {
+    const __m256 vx = load8(x + i), vy = load8(y + i), vw = load8(w + i);
+    const __m256 lo = _mm256_cmp_ps(_mm256_and_ps(vw, magnitude), half, _CMP_LT_OQ);
+    const __m256 base = _mm256_blendv_ps(vy, vx, lo), coef = _mm256_blendv_ps(_mm256_sub_ps(vw, one), vw, lo);
+    store8(o + i, _mm256_add_ps(base, _mm256_mul_ps(coef, _mm256_sub_ps(vy, vx))));
+  }
+  return i;
+}
+#endif
+
+// The fused contiguous forward where there is one (2-byte types with AVX2 and F16C), else 0 elements.
+template <typename T, typename A>
+inline int64_t lerp_run_fused([[maybe_unused]] const T* x, [[maybe_unused]] const T* y,
+                              [[maybe_unused]] const T* w, [[maybe_unused]] A ws, [[maybe_unused]] int64_t n,
+                              [[maybe_unused]] T* o) {
+#if defined(__AVX2__) && defined(__F16C__)
+  if constexpr (std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t>) return lerp_run8(x, y, w, ws, n, o);
+#endif
+  return 0;
+}
 
 // o[i] = lerp(x[i], y[i], w[i]) for a tile: lerp_value's arithmetic, written out so that it vectorizes.
 template <typename A>

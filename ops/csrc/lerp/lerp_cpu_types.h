@@ -68,10 +68,10 @@ inline half_t from_acc<half_t>(float v) {
 }
 template <>
 inline bf16_t from_acc<bf16_t>(float v) {
-  uint32_t u = f32_bits(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16_t{static_cast<uint16_t>((u >> 16) | 0x40u)};
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return bf16_t{static_cast<uint16_t>(u >> 16)};
+  // a select rather than a branch (NaN: the quiet NaN with the same sign and high payload bits)
+  const uint32_t u = f32_bits(v);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return bf16_t{static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded)};
 }
 
 }  // namespace lerp_core
