@@ -1,13 +1,14 @@
-"""The lerp custom op's CPU kernel against Paddle's and PyTorch's CPU kernels; writes lerp_cpu.md.
+"""The custom ops' CPU kernels against Paddle's and PyTorch's CPU kernels; writes ops_cpu.md.
 
-    python docs/ops/lerp_cpu.py                  # runs the lerp CPU suite, then renders the table
-    python docs/ops/lerp_cpu.py --json run.json  # renders an existing run of the same command
+    python docs/ops/ops_cpu.py                  # runs every op's CPU suite, then renders the tables
+    python docs/ops/ops_cpu.py --json run.json  # renders an existing run of the same command
 
-Runs ``opbench bench lerp --device cpu`` with Paddle, PyTorch and our op through both bindings
-(``paddle-ops``, ``torch-ops``), forward and backward, and tabulates per case and direction our time
-against Paddle's and PyTorch's. The targets: never slower than Paddle's kernel (a case within the
-run's noise counts as not slower), and within 2x of PyTorch's on the large cases (at least 1M
-elements in the output). Paddle's CPU build has no float16/bfloat16 lerp: those cells are n/a.
+Runs ``opbench bench lerp rms_norm layer_norm --device cpu`` (each suite's CPU sizes) with Paddle, PyTorch
+and our ops through both bindings (``paddle-ops``, ``torch-ops``), forward and backward, and tabulates per
+op, case and direction our time against Paddle's and PyTorch's. The targets: never slower than Paddle's
+kernel (a case within the run's noise counts as not slower), and within 2x of PyTorch's on the large cases
+(at least 1M elements in the output). Where Paddle's CPU build has no kernel (fp16/bf16 lerp, rms_norm)
+the cells are n/a.
 """
 
 from __future__ import annotations
@@ -31,20 +32,21 @@ from op_benchmark.results import Record, read_json  # noqa: E402
 from opbench.cases import parse_line  # noqa: E402
 
 PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops")
+SUITES = ("lerp", "rms_norm", "layer_norm")  # one per op of ops/
 LARGE = 1 << 20  # output elements from which the 2x-of-PyTorch target applies
 TORCH_FACTOR = 2.0
 
 
 def run_bench(json_path: Path) -> None:
-    """The measurement: the lerp CPU suite on the four providers, forward and backward."""
-    cmd = [sys.executable, "-m", "opbench", "bench", "lerp", "--device", "cpu", "--providers", ",".join(PROVIDERS),
+    """The measurement: every op's CPU suite on the four providers, forward and backward."""
+    cmd = [sys.executable, "-m", "opbench", "bench", *SUITES, "--device", "cpu", "--providers", ",".join(PROVIDERS),
            "--directions", "fwd,bwd", "--json", str(json_path)]
     subprocess.run(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), check=False,
                    stdout=subprocess.DEVNULL)
 
 
 def out_numel(case: str) -> int:
-    """Elements of lerp's output: the broadcast of the tensor arguments' shapes."""
+    """Elements of the op's output: the broadcast of the tensor arguments' shapes (x for the norms)."""
     shapes = [a.shape for a in parse_line(case).args if hasattr(a, "shape")]
     nd = max(len(s) for s in shapes)
     dims = [max(([s[len(s) - nd + i]] if len(s) - nd + i >= 0 else [1])[0] for s in shapes) for i in range(nd)]
@@ -84,42 +86,47 @@ def rows(records: list[Record]) -> tuple[list[list[str]], list[str]]:
 
 
 def render(result_path: Path) -> str:
-    """The markdown table of record for one run."""
+    """The markdown tables of record for one run: one section per op."""
     result = read_json(result_path)
     env = result.env
-    table, missed = rows(result.records)
     head = ["case", "dir", "ours", "ours (us)", "paddle (us)", "vs paddle", "torch (us)", "vs torch", ">= 1M",
             "targets"]
     cpu = env.get("cpu") or {}
     fw = ", ".join(f"{k} {v['version']}" for k, v in sorted((env.get("frameworks") or {}).items()) if v)
     lines = [
-        "# lerp on the CPU: our kernel against Paddle's and PyTorch's",
+        "# The custom ops on the CPU: our kernels against Paddle's and PyTorch's",
         "",
-        f"Produced by [lerp_cpu.py](lerp_cpu.py) on {cpu.get('model', 'unknown CPU')}, {cpu.get('threads')} "
+        f"Produced by [ops_cpu.py](ops_cpu.py) on {cpu.get('model', 'unknown CPU')}, {cpu.get('threads')} "
         f"threads; {fw}; commit {env.get('git_commit') or 'unknown'}; "
         f"{datetime.date.today().isoformat()}. Median wall time per call (us); `vs X` = X's time / ours "
         "(above 1x we are faster). Targets: not slower than Paddle (within noise), and within 2x of "
-        "PyTorch where the output has at least 1M elements. Paddle's CPU build has no fp16/bf16 lerp (n/a).",
-        "",
-        tabulate(table, head, tablefmt="github"),
-        "",
-        f"Targets missed: {len(missed)} of {len(table)} rows." + ("".join(f"\n- {m}" for m in missed)),
-        "",
+        "PyTorch where the output has at least 1M elements. n/a: Paddle's CPU build has no kernel for the "
+        "case (fp16/bf16 lerp; rms_norm).",
     ]
-    return "\n".join(lines)
+    for api in dict.fromkeys(r.api for r in result.records):
+        table, missed = rows([r for r in result.records if r.api == api])
+        lines += [
+            "",
+            f"## `{api}`",
+            "",
+            tabulate(table, head, tablefmt="github"),
+            "",
+            f"Targets missed: {len(missed)} of {len(table)} rows." + ("".join(f"\n- {m}" for m in missed)),
+        ]
+    return "\n".join([*lines, ""])
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", type=Path, help="render this run instead of measuring (opbench bench ... --json)")
-    p.add_argument("--out", type=Path, default=Path(__file__).with_name("lerp_cpu.md"), help="markdown to write")
+    p.add_argument("--out", type=Path, default=Path(__file__).with_name("ops_cpu.md"), help="markdown to write")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.json or Path(tmp) / "lerp_cpu.json"
+        path = args.json or Path(tmp) / "ops_cpu.json"
         if args.json is None:
             run_bench(path)
         if not path.exists():
-            print(f"lerp_cpu.py: no results in {path}", file=sys.stderr)
+            print(f"ops_cpu.py: no results in {path}", file=sys.stderr)
             return 1
         text = render(path)
     args.out.write_text(text)
