@@ -84,58 +84,17 @@ inline void store(T* __restrict__ p, int64_t n, const A* __restrict__ buf) {
   for (int64_t i = 0; i < n; ++i) p[i] = from_acc<T>(buf[i]);
 }
 
-#if defined(__F16C__)
-// fp16 tiles through the F16C instructions, eight values at a time (same rounding; a NaN keeps its payload).
+// fp16/bf16 tiles: contiguous runs through the shared row conversions (F16C / AVX2, eight at a time).
 inline void load(const half_t* p, int64_t stride, int64_t n, float* __restrict__ buf) {
-  int64_t i = 0;
-  if (stride == 1) {
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(buf + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
-  }
-  for (; i < n; ++i) buf[i] = to_acc(p[i * stride]);
+  if (stride != 1) return load<half_t, float>(p, stride, n, buf);
+  opcore::to_float(p, buf, n);
 }
-
-inline void store(half_t* __restrict__ p, int64_t n, const float* __restrict__ buf) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(buf + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  for (; i < n; ++i) p[i] = from_acc<half_t>(buf[i]);
-}
-#endif
-
-#if defined(__AVX2__)
-// bf16 tiles through AVX2, eight values at a time: a load is a zero-extension and a shift; a store rounds
-// to nearest even with integer adds (the NaN select of from_acc<bf16_t>), then packs the high halves.
 inline void load(const bf16_t* p, int64_t stride, int64_t n, float* __restrict__ buf) {
-  int64_t i = 0;
-  if (stride == 1) {
-    for (; i + 8 <= n; i += 8) {
-      const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
-      _mm256_storeu_ps(buf + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-    }
-  }
-  for (; i < n; ++i) buf[i] = to_acc(p[i * stride]);
+  if (stride != 1) return load<bf16_t, float>(p, stride, n, buf);
+  opcore::to_float(p, buf, n);
 }
-
-inline __m128i bf16_round8(__m256 v) {
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                         _mm256_set1_epi32(0x7f800000));
-  const __m256i h = _mm256_blendv_epi8(rounded, quiet, nan);  // every lane in [0, 0xffff]: packus is exact
-  return _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
-inline void store(bf16_t* __restrict__ p, int64_t n, const float* __restrict__ buf) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i), bf16_round8(_mm256_loadu_ps(buf + i)));
-  for (; i < n; ++i) p[i] = from_acc<bf16_t>(buf[i]);
-}
-#endif
+inline void store(half_t* __restrict__ p, int64_t n, const float* __restrict__ buf) { opcore::from_float(buf, p, n); }
+inline void store(bf16_t* __restrict__ p, int64_t n, const float* __restrict__ buf) { opcore::from_float(buf, p, n); }
 
 #if defined(__AVX2__) && defined(__F16C__)
 // Eight 2-byte values to floats and back (the conversions of load() and store() above).
@@ -149,7 +108,7 @@ inline __m256 load8(const bf16_t* p) {
 inline void store8(half_t* p, __m256 v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-inline void store8(bf16_t* p, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_round8(v)); }
+inline void store8(bf16_t* p, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), opcore::bf16_round8(v)); }
 
 // o[i] = lerp(x[i], y[i], w[i]) (w null: the scalar ws) for contiguous fp16/bf16 x, y, w and o, eight at a
 // time in registers: loaded, computed and stored without the tile buffers (lerp_tile's and
