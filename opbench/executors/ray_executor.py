@@ -16,6 +16,7 @@ run with :class:`~opbench.executors.StartError`.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -64,12 +65,28 @@ def death_outcome(exc: BaseException) -> tuple[str, str]:
     return _CRASH, f"{type(exc).__name__}: {text}"
 
 
+def driver_threads() -> str:
+    """The CPU thread count the frameworks use in this process, for the actors' ``OMP_NUM_THREADS``.
+
+    Ray starts an actor of one CPU with OMP_NUM_THREADS=1, where a local worker runs the frameworks' CPU
+    kernels on every core; a reduction's order follows its thread count, so an actor takes the driver's
+    count and its records carry a local run's bits (the float64 reruns' too). PyTorch's own count when
+    it is loaded (ray.init sets OMP_NUM_THREADS=1 in the driver too, after PyTorch read it), else
+    OMP_NUM_THREADS, else the host's cores.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return str(torch.get_num_threads())
+    return os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count() or 1)
+
+
 class RayExecutor:
     """Dispatches items to Ray actors dynamically; see the module docstring for the failure rules."""
 
     def __init__(self, worker_factory: Callable[[], Callable[[Any], Record]], lost: Lost, *, address: str | None,
                  workers: int | None, timeout: float, use_gpus: bool) -> None:
         self.factory, self.lost, self.timeout = worker_factory, lost, timeout
+        self.threads = driver_threads()  # read before ray.init, which sets OMP_NUM_THREADS=1 in this process
         if not ray.is_initialized():
             # Actors see the driver's PYTHONPATH and OPBENCH_* settings (plugins, caches), as local workers do.
             env = {k: v for k, v in os.environ.items() if k == "PYTHONPATH" or k.startswith("OPBENCH_")}
@@ -81,7 +98,8 @@ class RayExecutor:
         self.where: dict[int, dict[str, str]] = {}  # actor slot -> host/gpu of its actor (names lost cases)
 
     def _actor(self) -> Any:
-        opts = {"num_gpus": 1} if self.use_gpus else {"num_cpus": 1}
+        opts: dict[str, Any] = {"num_gpus": 1} if self.use_gpus else {"num_cpus": 1}
+        opts["runtime_env"] = {"env_vars": {"OMP_NUM_THREADS": self.threads}}
         # No restarts by Ray: the driver replaces a dead actor itself, and only an actor that stays dead lets Ray
         # say why (a restarted one reports "actor restarted", losing an out-of-memory kill's cause).
         cls = ray.remote(max_restarts=0, max_task_retries=0, **opts)(_Worker)
