@@ -24,6 +24,24 @@ from opbench.mapping import is_mapped, lookup, mapped_apis  # noqa: E402
 from opbench.mapping.table import TABLE, variants  # noqa: E402
 
 CASES = Path(__file__).resolve().parent / "cases"
+# Paddle CPU kernels that execute instructions the CPU may lack, killing the process (SIGILL) rather than
+# raising: API -> the /proc/cpuinfo flag they need. Skipped where the flag is missing.
+NEEDS_CPU_FLAG = {
+    # Paddle 3.3.1's RmsNormAvxKernel uses AVX-512 without checking for it
+    "paddle.incubate.nn.functional.fused_rms_norm": "avx512f",
+}
+
+
+@cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (empty where /proc/cpuinfo is not there)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    return frozenset(w for line in text.splitlines() if line.startswith("flags") for w in line.split(":", 1)[1].split())
+
+
 # A documented known difference may still end in one of these; never in a crash or a mapping error.
 KNOWN_OUTCOMES = {"pass", "accuracy_fail", "torch_error", "paddle_error", "unsupported"}
 
@@ -91,6 +109,9 @@ def test_every_case_names_a_mapped_api() -> None:
 
 @pytest.mark.parametrize("case", _params())
 def test_paddle_matches_torch(case: Case) -> None:
+    flag = NEEDS_CPU_FLAG.get(case.api)
+    if flag and cpu_flags() and flag not in cpu_flags():
+        pytest.skip(f"Paddle's CPU kernel for {case.api} needs {flag}, which this CPU lacks (it would SIGILL)")
     rec = checker().check(case)
     known = lookup(case.api).known
     detail = f"{case.to_line()} ({case.where}): {rec['outcome']} {rec.get('error', '')[:400]} {rec.get('failed', '')}"
