@@ -1,8 +1,8 @@
 """The results file: one JSON record per line, appended as cases finish.
 
-Each record is written with one ``write`` then flushed and fsynced, so a run killed at
-any moment (SIGKILL included) leaves every finished record on disk and at worst a cut
-last line, which :class:`ResultsFile` drops when the run is resumed. Records are keyed by
+Records are written durably (:mod:`opbench.jsonl`): a run killed at any moment (SIGKILL
+included) leaves every finished record on disk and at worst a cut last line, which
+:class:`ResultsFile` drops when the run is resumed. Records are keyed by
 the normalized config line (``key``): ``--resume`` skips keys already present, and
 :func:`merge` combines shard files.
 """
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from opbench.jsonl import AppendLog, cut_partial_tail
 
 
 class ResultsError(ValueError):
@@ -55,33 +56,18 @@ class ResultsFile:
                 raise ResultsError(f"{self.path} already has results: pass --resume to continue it, "
                                    "or choose another --out")
             self.records = read_records(self.path)
-            self._cut_partial_tail()
+            cut_partial_tail(self.path)
         self.done = {r["key"] for r in self.records}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "ab")  # noqa: SIM115 - held for the run, closed by close()
-        except OSError as e:
-            raise ResultsError(f"cannot write results to {self.path}: {e.strerror or e}") from None
-
-    def _cut_partial_tail(self) -> None:
-        """Drop a last line without its newline (a record cut by a kill) so appends start clean."""
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-            with open(self.path, "r+b") as fh:
-                fh.truncate(keep)
+        self._log = AppendLog(self.path, error=ResultsError)
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one record durably (write, flush, fsync) and remember its key."""
-        line = (json.dumps(record, separators=(",", ":")) + "\n").encode()
-        self._fh.write(line)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._log.write(record)
         self.records.append(record)
         self.done.add(record["key"])
 
     def close(self) -> None:
-        self._fh.close()
+        self._log.close()
 
     def __enter__(self) -> ResultsFile:
         return self

@@ -118,24 +118,15 @@ step_tools() {
 step_paddle-check() {
   local p=/tmp/paddle_include
   mkdir -p $p && tar xzf .paddle_include/inc.tgz -C $p --strip-components=1 || return 1
-  local cui
+  local cui op
   cui=$(python -c "import nvidia,os,glob; print(' '.join('-I'+d for p in nvidia.__path__ for d in glob.glob(os.path.join(p,'*','include'))))")
-  # shellcheck disable=SC2086
-  nvcc -c -std=c++17 -DPADDLE_WITH_CUDA -DEIGEN_USE_GPU -DPADDLE_NO_PYTHON --expt-relaxed-constexpr \
-    -gencode arch=compute_90,code=sm_90 -I$p -I$p/third_party -I$p/paddle/phi/api/include/compat \
-    -I$p/paddle/phi/api/include/compat/torch/csrc/api/include \
-    -I"$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")" $cui \
-    ops/csrc/lerp/paddle_lerp.cu -o /tmp/paddle_lerp_cu.o &&
-    echo "paddle_lerp.cu compiled against Paddle's headers: $(stat -c %s /tmp/paddle_lerp_cu.o) bytes" || return 1
-  local src op
-  for op in rms_norm layer_norm; do  # the norm ops' Paddle CUDA files (they include "norm_common/...")
-    src=ops/csrc/$op/paddle_$op.cu
+  for op in lerp rms_norm layer_norm; do  # each op's Paddle CUDA file; includes resolve in its folder or ops/csrc
     # shellcheck disable=SC2086
     nvcc -c -std=c++17 -DPADDLE_WITH_CUDA -DEIGEN_USE_GPU -DPADDLE_NO_PYTHON --expt-relaxed-constexpr \
       -gencode arch=compute_90,code=sm_90 -I$p -I$p/third_party -I$p/paddle/phi/api/include/compat \
       -I$p/paddle/phi/api/include/compat/torch/csrc/api/include -Iops/csrc -Iops/csrc/$op \
       -I"$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")" $cui \
-      "$src" -o "/tmp/paddle_$op.o" &&
+      "ops/csrc/$op/paddle_$op.cu" -o "/tmp/paddle_$op.o" &&
       echo "paddle_$op.cu compiled against Paddle's headers: $(stat -c %s "/tmp/paddle_$op.o") bytes" || return 1
   done
 }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from op_benchmark.stats import Measurement
+from opbench.jsonl import AppendLog, cut_partial_tail
 
 SCHEMA = "opbench.bench/1"
 #: ok: measured; not_applicable: the provider cannot run the case; unsupported: the timing method
@@ -217,23 +218,14 @@ class Journal:
         self.workers: dict[str, dict[str, Any]] = {}  # "host/gpu" -> that worker's environment block
         self.resumed = resume and self.path.exists() and self.path.stat().st_size > 0
         if self.resumed:
+            cut_partial_tail(self.path)  # a line cut by a kill mid-write
             self._read()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "ab" if self.resumed else "wb")  # noqa: SIM115 - closed by close()
-        except OSError as e:
-            raise ValueError(f"cannot write the journal {self.path}: {e.strerror or e}") from None
+        self._log = AppendLog(self.path, fresh=not self.resumed, what="the journal")
         if not self.resumed:
             self._write({"schema": SCHEMA, "config": self.config})
 
     def _read(self) -> None:
-        data = self.path.read_bytes()
-        lines = data.split(b"\n")
-        if not data.endswith(b"\n"):  # a line cut by a kill mid-write: dropped, and cut from the file
-            lines = lines[:-1]
-            with open(self.path, "r+b") as fh:
-                fh.truncate(data.rfind(b"\n") + 1)
-        for n, raw in enumerate(lines, start=1):
+        for n, raw in enumerate(self.path.read_bytes().split(b"\n"), start=1):
             if not raw.strip():
                 continue
             try:
@@ -252,9 +244,7 @@ class Journal:
                                  "without --resume to start over, or choose another --json")
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._fh.write((json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode())
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._log.write(obj, allow_nan=False)
 
     def add_case(self, round_: int, case: str, records: list[Record]) -> None:
         """Record one finished case of pass ``round_`` (0-based) durably."""
@@ -271,4 +261,4 @@ class Journal:
         return sum(len(c) for c in self.done.values())
 
     def close(self) -> None:
-        self._fh.close()
+        self._log.close()

@@ -12,67 +12,48 @@ weight and a bias: ones and zeros when the caller passes none). :func:`paddle_la
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, last_dim_only
+from ops.norm_args import check_call, check_spec, last_dim_only, rows_of, torch_ops
 from ops.tensors import dtype_name
 
-_lock = threading.Lock()
-_torch_ready = False
 
+def _register(torch: Any) -> None:
+    """The fake (meta) and autograd rules of ``opbench_layer_norm::layer_norm_fwd/_bwd`` (run once by torch_ops)."""
+    @torch.library.register_fake("opbench_layer_norm::layer_norm_fwd")
+    def _fwd_fake(x, weight, bias, epsilon):  # noqa: ANN001, ANN202
+        rows = rows_of(x)
+        stat = torch.empty((rows,), dtype=torch.float32, device=x.device)
+        return torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device), stat, torch.empty_like(stat)
 
-def _torch_setup() -> None:
-    """Build/load the torch extension and register the fake and autograd rules (once)."""
-    global _torch_ready
-    with _lock:
-        if _torch_ready:
-            return
-        import torch
+    @torch.library.register_fake("opbench_layer_norm::layer_norm_bwd")
+    def _bwd_fake(grad, x, weight, bias, mean, rstd, need_w, need_b):  # noqa: ANN001, ANN202
+        p = weight if weight is not None else bias
+        pd = p.dtype if p is not None else x.dtype
+        nw = x.shape[-1] if (need_w and weight is not None) else 0
+        nb = x.shape[-1] if (need_b and bias is not None) else 0
+        return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
+                torch.empty((nw,), dtype=pd, device=x.device), torch.empty((nb,), dtype=pd, device=x.device))
 
-        build.load("torch", ext="norm")
+    def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
+        x, weight, bias, _ = inputs
+        ctx.save_for_backward(x, weight, bias, output[1], output[2])
 
-        @torch.library.register_fake("opbench_layer_norm::layer_norm_fwd")
-        def _fwd_fake(x, weight, bias, epsilon):  # noqa: ANN001, ANN202
-            rows = 1
-            for d in x.shape[:-1]:
-                rows *= d
-            stat = torch.empty((rows,), dtype=torch.float32, device=x.device)
-            return torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device), stat, torch.empty_like(stat)
+    def _backward(ctx, grad, _gm, _gr):  # noqa: ANN001, ANN202
+        x, weight, bias, mean, rstd = ctx.saved_tensors
+        need_w = bool(ctx.needs_input_grad[1] and weight is not None)
+        need_b = bool(ctx.needs_input_grad[2] and bias is not None)
+        dx, dw, db = torch.ops.opbench_layer_norm.layer_norm_bwd(grad, x, weight, bias, mean, rstd, need_w,
+                                                                 need_b)
+        return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), (db if need_b else None), None
 
-        @torch.library.register_fake("opbench_layer_norm::layer_norm_bwd")
-        def _bwd_fake(grad, x, weight, bias, mean, rstd, need_w, need_b):  # noqa: ANN001, ANN202
-            p = weight if weight is not None else bias
-            pd = p.dtype if p is not None else x.dtype
-            nw = x.shape[-1] if (need_w and weight is not None) else 0
-            nb = x.shape[-1] if (need_b and bias is not None) else 0
-            return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
-                    torch.empty((nw,), dtype=pd, device=x.device), torch.empty((nb,), dtype=pd, device=x.device))
-
-        def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
-            x, weight, bias, _ = inputs
-            ctx.save_for_backward(x, weight, bias, output[1], output[2])
-
-        def _backward(ctx, grad, _gm, _gr):  # noqa: ANN001, ANN202
-            x, weight, bias, mean, rstd = ctx.saved_tensors
-            need_w = bool(ctx.needs_input_grad[1] and weight is not None)
-            need_b = bool(ctx.needs_input_grad[2] and bias is not None)
-            dx, dw, db = torch.ops.opbench_layer_norm.layer_norm_bwd(grad, x, weight, bias, mean, rstd, need_w,
-                                                                     need_b)
-            return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), (db if need_b else None), None
-
-        torch.library.register_autograd("opbench_layer_norm::layer_norm_fwd", _backward,
-                                        setup_context=_setup_context)
-        _torch_ready = True
+    torch.library.register_autograd("opbench_layer_norm::layer_norm_fwd", _backward,
+                                    setup_context=_setup_context)
 
 
 def _torch_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
-    import torch
-
-    if not _torch_ready:
-        torch.compiler.disable(_torch_setup)()
-    return torch.ops.opbench_layer_norm.layer_norm_fwd(x, weight, bias, float(epsilon))[0]
+    return torch_ops("layer_norm", _register).layer_norm_fwd(x, weight, bias, float(epsilon))[0]
 
 
 def _paddle_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:

@@ -8,10 +8,45 @@ Every error is one line naming the shapes/dtypes at fault.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from numbers import Real
 from typing import Any
 
+from ops import build
 from ops.tensors import device_name, dtype_name, framework_of
+
+_ready: set[str] = set()  # ops whose torch rules are registered
+_lock = threading.Lock()
+
+
+def torch_ops(op: str, register: Callable[[Any], None]) -> Any:
+    """``torch.ops.opbench_<op>``, after loading the norm extension and running ``register(torch)`` (the op's
+    fake and autograd rules) once; the first call runs outside torch.compile's tracing."""
+    import torch
+
+    if op not in _ready:
+        torch.compiler.disable(_setup_torch)(op, register)
+    return getattr(torch.ops, f"opbench_{op}")
+
+
+def _setup_torch(op: str, register: Callable[[Any], None]) -> None:
+    with _lock:
+        if op in _ready:
+            return
+        import torch
+
+        build.load("torch", ext="norm")
+        register(torch)
+        _ready.add(op)
+
+
+def rows_of(x: Any) -> Any:
+    """The number of rows of ``x`` normalized over its last dim (a SymInt under tracing)."""
+    rows = 1
+    for d in x.shape[:-1]:
+        rows *= d
+    return rows
 
 INPUT_DTYPES = ("float32", "float16", "bfloat16")
 

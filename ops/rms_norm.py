@@ -11,61 +11,42 @@ fake (meta) rule and a ``torch.library.register_autograd`` rule. Paddle: custom 
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, last_dim_only
-
-_lock = threading.Lock()
-_torch_ready = False
+from ops.norm_args import check_call, check_spec, last_dim_only, rows_of, torch_ops
 
 
-def _torch_setup() -> None:
-    """Build/load the torch extension and register the fake and autograd rules (once)."""
-    global _torch_ready
-    with _lock:
-        if _torch_ready:
-            return
-        import torch
+def _register(torch: Any) -> None:
+    """The fake (meta) and autograd rules of ``opbench_rms_norm::rms_norm_fwd/_bwd`` (run once by torch_ops)."""
+    @torch.library.register_fake("opbench_rms_norm::rms_norm_fwd")
+    def _fwd_fake(x, weight, epsilon):  # noqa: ANN001, ANN202
+        rows = rows_of(x)
+        return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
+                torch.empty((rows,), dtype=torch.float32, device=x.device))
 
-        build.load("torch", ext="norm")
+    @torch.library.register_fake("opbench_rms_norm::rms_norm_bwd")
+    def _bwd_fake(grad, x, weight, rstd, need_w):  # noqa: ANN001, ANN202
+        dx = torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device)
+        wd = weight.dtype if weight is not None else x.dtype
+        n = x.shape[-1] if (need_w and weight is not None) else 0
+        return dx, torch.empty((n,), dtype=wd, device=x.device)
 
-        @torch.library.register_fake("opbench_rms_norm::rms_norm_fwd")
-        def _fwd_fake(x, weight, epsilon):  # noqa: ANN001, ANN202
-            rows = 1
-            for d in x.shape[:-1]:
-                rows *= d
-            return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
-                    torch.empty((rows,), dtype=torch.float32, device=x.device))
+    def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
+        x, weight, _ = inputs
+        ctx.save_for_backward(x, weight, output[1])
 
-        @torch.library.register_fake("opbench_rms_norm::rms_norm_bwd")
-        def _bwd_fake(grad, x, weight, rstd, need_w):  # noqa: ANN001, ANN202
-            dx = torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device)
-            wd = weight.dtype if weight is not None else x.dtype
-            n = x.shape[-1] if (need_w and weight is not None) else 0
-            return dx, torch.empty((n,), dtype=wd, device=x.device)
+    def _backward(ctx, grad, _grad_rstd):  # noqa: ANN001, ANN202
+        x, weight, rstd = ctx.saved_tensors
+        need_w = bool(ctx.needs_input_grad[1] and weight is not None)
+        dx, dw = torch.ops.opbench_rms_norm.rms_norm_bwd(grad, x, weight, rstd, need_w)
+        return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), None
 
-        def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
-            x, weight, _ = inputs
-            ctx.save_for_backward(x, weight, output[1])
-
-        def _backward(ctx, grad, _grad_rstd):  # noqa: ANN001, ANN202
-            x, weight, rstd = ctx.saved_tensors
-            need_w = bool(ctx.needs_input_grad[1] and weight is not None)
-            dx, dw = torch.ops.opbench_rms_norm.rms_norm_bwd(grad, x, weight, rstd, need_w)
-            return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), None
-
-        torch.library.register_autograd("opbench_rms_norm::rms_norm_fwd", _backward, setup_context=_setup_context)
-        _torch_ready = True
+    torch.library.register_autograd("opbench_rms_norm::rms_norm_fwd", _backward, setup_context=_setup_context)
 
 
 def _torch_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
-    import torch
-
-    if not _torch_ready:
-        torch.compiler.disable(_torch_setup)()
-    return torch.ops.opbench_rms_norm.rms_norm_fwd(x, weight, float(epsilon))[0]
+    return torch_ops("rms_norm", _register).rms_norm_fwd(x, weight, float(epsilon))[0]
 
 
 def _paddle_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:

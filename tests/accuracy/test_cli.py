@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -190,20 +187,12 @@ def test_hanging_case_gives_timeout_and_the_run_goes_on(tmp_path, plugin_env):
 
 
 @pytest.mark.slow
-def test_sigkill_mid_run_then_resume_loses_nothing_and_records_nothing_twice(tmp_path, plugin_env):
+def test_sigkill_mid_run_then_resume_loses_nothing_and_records_nothing_twice(tmp_path, plugin_env, kill_when):
     lines = [f'paddle.add(Tensor([{i}, 3],"float32"), Tensor([3],"float32"), )' for i in range(1, 31)]
     f = case_file(tmp_path, lines)
     out = tmp_path / "r.jsonl"
     args = [f, "--subject", "test-slow", "--workers", "1", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "opbench.cli", "accuracy", "--device", "cpu", *args],
-                            env=plugin_env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if out.exists() and out.read_bytes().count(b"\n") >= 5:
-            break
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
+    kill_when([sys.executable, "-m", "opbench.cli", "accuracy", "--device", "cpu", *args], plugin_env, out)
     before = records(out)  # strict: the file holds whole lines only
     assert 5 <= len(before) < len(lines)
     p = cli([*args, "--resume"], plugin_env)

@@ -40,8 +40,10 @@ def paddle_ext() -> Any:
 def norm_torch() -> Any:
     """The torch module with the norm extension (rms_norm, layer_norm) loaded and its rules registered."""
     torch = pytest.importorskip("torch")
-    for name in ("ops.rms_norm", "ops.layer_norm"):
-        importlib.import_module(name)._torch_setup()
+    from ops.norm_args import torch_ops
+
+    for name in ("rms_norm", "layer_norm"):
+        torch_ops(name, importlib.import_module(f"ops.{name}")._register)
     return torch
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -85,7 +84,8 @@ def test_actor_crash_recorded_and_run_goes_on(cluster, tmp_path: Path, monkeypat
     assert code == 1
 
 
-def test_driver_sigkill_then_resume_loses_nothing_and_records_nothing_twice(cluster, tmp_path: Path) -> None:
+def test_driver_sigkill_then_resume_loses_nothing_and_records_nothing_twice(cluster, tmp_path: Path,
+                                                                               kill_when) -> None:
     lines = [f'paddle.add(Tensor([{i}, 3],"float32"), Tensor([3],"float32"), )' for i in range(1, 31)]
     out = tmp_path / "r.jsonl"
     address = ray.get_runtime_context().gcs_address
@@ -94,14 +94,7 @@ def test_driver_sigkill_then_resume_loses_nothing_and_records_nothing_twice(clus
             "--ray-workers", "2", "--out", str(out)]
     env = {**os.environ, "OPBENCH_ACCURACY_PLUGINS": "opbench_accuracy_testplugin",
            "PYTHONPATH": os.pathsep.join([str(PLUGIN_DIR), str(ROOT)])}
-    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists() and out.read_bytes().count(b"\n") >= 5:
-            break
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
+    kill_when(args, env, out, timeout=90)
     before = [json.loads(x) for x in out.read_text().splitlines()]  # whole lines only
     assert 5 <= len(before) < len(lines)
     p = subprocess.run([*args, "--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -71,7 +69,7 @@ def _slow_cases(n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("executor", ["local", "ray"])
-def test_bench_sigkill_then_resume_keeps_finished_cases(cluster, tmp_path: Path, executor: str) -> None:
+def test_bench_sigkill_then_resume_keeps_finished_cases(cluster, tmp_path: Path, executor: str, kill_when) -> None:
     """A bench killed with SIGKILL and rerun with --resume keeps every case it finished and repeats none."""
     cases = _slow_cases(10)
     out = tmp_path / "b.json"
@@ -82,14 +80,7 @@ def test_bench_sigkill_then_resume_keeps_finished_cases(cluster, tmp_path: Path,
     if executor == "ray":
         args += ["--executor", "ray", "--ray-address", ray.get_runtime_context().gcs_address, "--ray-workers", "2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if journal.exists() and journal.read_bytes().count(b'"round"') >= 3:
-            break
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
+    kill_when(args, env, journal, marker=b'"round"', count=3)
     before = [json.loads(x) for x in journal.read_text().splitlines()[1:] if '"round"' in x[:10]]
     assert 3 <= len(before) < len(cases)
     p = subprocess.run([*args, "--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows (rows: the rows and cols kernels).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d (rows: the rows and cols
+# kernels; tile2d: the backwards the tile2d path takes, with it and without it, against torch.compile).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows ...]}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows|tile2d ...]}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -96,6 +97,22 @@ section_rows() {
       --budget 200 --no-progress >"$out/rows_${knob//=/}_kernel.md" 2>&1
   done
   python $here/diagnose.py timeline "$CB5" "$C1W" "$C3" >"$out/rows_timeline.log" 2>&1
+}
+
+# the lerp-sweep backwards that take tile2d (lerp-design.md, path 5): LERP_TILE2D=0 sends them to the older
+# paths; events with L2 flushed, torch.compile alongside
+section_tile2d() {
+  local T=(
+    'paddle.lerp(Tensor([373993, 90],"float64"), Tensor([373993, 90],"float64"), Tensor([373993, 1],"float64"), )'
+    'paddle.lerp(Tensor([2860, 1],"float32"), Tensor([2860, 39],"float32"), Tensor([2860, 39],"float32"), )'
+    'paddle.lerp(Tensor([1, 155],"float32"), Tensor([831, 1],"float32"), Tensor([1, 155],"float32"), )'
+    'paddle.lerp(Tensor([415, 1],"float64"), Tensor([1, 50],"float64"), Tensor([415, 1],"float64"), )'
+    'paddle.lerp(Tensor([1141341, 10],"float32"), Tensor([1141341, 10],"float32"), Tensor([1, 10],"float32"), )'
+  )
+  for t in 1 0; do
+    LERP_TILE2D=$t python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd \
+      --method events --no-progress >"$out/tile2d_$t.md" 2>&1
+  done
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done

@@ -7,26 +7,18 @@
 #include <vector>
 
 #include "broadcast.h"
+#include "common/paddle_tensor.h"
 #include "paddle/extension.h"
 
 namespace opbench_paddle {
 
+using oppaddle::cptr;
+using oppaddle::dtype_name;
+using oppaddle::mptr;
+
 inline bool supported_dtype(paddle::DataType d) {
   return d == paddle::DataType::FLOAT32 || d == paddle::DataType::FLOAT64 || d == paddle::DataType::FLOAT16 ||
          d == paddle::DataType::BFLOAT16;
-}
-
-inline std::string dtype_name(paddle::DataType d) {
-  switch (d) {
-    case paddle::DataType::FLOAT32: return "float32";
-    case paddle::DataType::FLOAT64: return "float64";
-    case paddle::DataType::FLOAT16: return "float16";
-    case paddle::DataType::BFLOAT16: return "bfloat16";
-    case paddle::DataType::INT32: return "int32";
-    case paddle::DataType::INT64: return "int64";
-    case paddle::DataType::BOOL: return "bool";
-    default: return "dtype#" + std::to_string(static_cast<int>(d));
-  }
 }
 
 // Broadcast output shape; throws with the shapes named.
@@ -64,16 +56,6 @@ void dispatch_dtype(paddle::DataType d, F&& f) {
     case paddle::DataType::BFLOAT16: f(BF16{}); break;
     default: PD_THROW("opbench lerp: unsupported dtype ", dtype_name(d));
   }
-}
-
-// paddle::float16/bfloat16 are 2-byte structs: the cores see them through their own 2-byte types.
-template <typename T>
-const T* cptr(const paddle::Tensor& t) {
-  return reinterpret_cast<const T*>(t.data());
-}
-template <typename T>
-T* mptr(paddle::Tensor& t) {
-  return reinterpret_cast<T*>(t.data());
 }
 
 #ifdef PADDLE_WITH_CUDA

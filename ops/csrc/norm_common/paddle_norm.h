@@ -9,21 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include "common/paddle_tensor.h"
 #include "paddle/extension.h"
 
 namespace opbench_norm {
 
-inline std::string dtype_name(paddle::DataType d) {
-  switch (d) {
-    case paddle::DataType::FLOAT32: return "float32";
-    case paddle::DataType::FLOAT64: return "float64";
-    case paddle::DataType::FLOAT16: return "float16";
-    case paddle::DataType::BFLOAT16: return "bfloat16";
-    case paddle::DataType::INT32: return "int32";
-    case paddle::DataType::INT64: return "int64";
-    default: return "dtype#" + std::to_string(static_cast<int>(d));
-  }
-}
+using oppaddle::cptr;
+using oppaddle::dtype_name;
+using oppaddle::mptr;
 
 inline std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -65,15 +58,6 @@ void dispatch(paddle::DataType xd, paddle::DataType wd, F&& f) {
     case paddle::DataType::BFLOAT16: wf ? f(BF16{}, float{}) : f(BF16{}, BF16{}); break;
     default: PD_THROW("opbench norm: unsupported dtype ", dtype_name(xd));
   }
-}
-
-template <typename T>
-const T* cptr(const paddle::Tensor& t) {
-  return reinterpret_cast<const T*>(t.data());
-}
-template <typename T>
-T* mptr(paddle::Tensor& t) {
-  return reinterpret_cast<T*>(t.data());
 }
 
 // Forward: {y, mean (layer_norm only), rstd}. `run(x, w, b, y, mean, rstd, rows, cols, eps)` runs the core.
