@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--warmup", type=float, default=50.0, metavar="MS",
                    help="warm-up time after the first (JIT/autotune) call (default 50; later --rounds passes, "
                         f"whose code and caches are warm already, take at most {LATER_WARMUP_MS:.0f})")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="CPU: threads for every framework's ops and ours, the same for all (default: the cores "
+                        "this process may use)")
     p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     p.add_argument("--json", metavar="FILE", help="write the records and the environment block as JSON")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown tables to FILE")
@@ -124,7 +127,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from op_benchmark import render, report
     from op_benchmark.directions import DIRECTIONS
     from op_benchmark.results import BenchResult, Journal, journal_path, merge_rounds, write_json
-    from op_benchmark.runner import BenchConfig, Runner
+    from op_benchmark.runner import BenchConfig, Runner, available_cores
     from op_benchmark.stopping import default_rule
     from opbench import env as env_mod
     from opbench.backends import default_device
@@ -153,6 +156,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if args.resume and not args.json:
         raise UsageError("--resume needs --json (the results file to continue)")
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"--threads must be at least 1, not {args.threads}")
     try:
         found = resolve(args.cases, unknown_dim=args.unknown_dim, device=device)
     except FileNotFoundError as e:
@@ -171,7 +176,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     config = BenchConfig(providers=providers, directions=args.directions, device=device, method=args.method,
                          rule=rule, warmup_s=args.warmup / 1e3, seed=args.seed,
                          memory_limit=args.memory_limit or _free_memory(providers, device),
-                         peak_gbps=env.get("peak_bandwidth_gbps"))
+                         peak_gbps=env.get("peak_bandwidth_gbps"),
+                         cpu_threads=args.threads or (available_cores() if device == "cpu" else None))
+    if config.threads() is not None:
+        env["cpu"]["threads"] = config.threads()
     meta = config.as_dict() | {"cases": args.cases, "rounds": args.rounds}
     last_save = [time.monotonic()]
     ray_run = args.executor == "ray"

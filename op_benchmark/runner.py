@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,12 +54,20 @@ class BenchConfig:
     # direction), so the case's tensors land at an offset that differs from pass to pass (see
     # _shift_placement). None: no shift.
     placement_seed: int | None = None
+    # CPU: the threads every framework's CPU ops (and ops/'s kernels through each binding) run on, the
+    # same for all, so no provider is compared on more cores than another. None: available_cores().
+    cpu_threads: int | None = None
+
+    def threads(self) -> int | None:
+        """The CPU thread count this run uses (None on the GPU)."""
+        return (self.cpu_threads or available_cores()) if self.device == "cpu" else None
 
     def as_dict(self) -> dict[str, Any]:
         return {"providers": list(self.providers), "directions": list(self.directions), "device": self.device,
                 "method": effective_method(self.method, self.device), "min_samples": self.rule.min_samples,
                 "criteria": [repr(c) for c in self.rule.criteria], "warmup_s": self.warmup_s,
-                "seed": self.seed, "release_memory": self.release_memory, "placement_seed": self.placement_seed}
+                "seed": self.seed, "release_memory": self.release_memory, "placement_seed": self.placement_seed,
+                "cpu_threads": self.threads()}
 
 
 def _framework(provider: str) -> str:
@@ -150,6 +159,10 @@ class Runner:
         # long run in CI or behind a pipe shows it is alive; False: nothing; True: always a bar.
         bar = Progress(len(cases) * len(self.config.directions), label=self.label, progress=self.progress,
                        rounds_after=self.rounds_after)
+        threads = self.config.threads()
+        if threads is not None:
+            for backend in _backends(self.config.providers, "cpu"):
+                backend.set_cpu_threads(threads)
         try:
             for case in cases:
                 values: list[Any] | None = None
@@ -279,6 +292,14 @@ class Runner:
                 self._emit(rec)
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity): a CPU benchmark's default thread count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _backends(providers: Sequence[str], device: str) -> list[Any]:
     """The distinct backends of ``providers`` that can be created here (others fail later, recorded)."""
     from opbench.backends import get_backend
@@ -348,7 +369,6 @@ def keep_freed_blocks() -> None:
     ``MALLOC_TRIM_THRESHOLD_`` in the environment leave glibc's settings as they are. No-op off glibc.
     """
     import ctypes
-    import os
 
     if os.environ.get("MALLOC_MMAP_THRESHOLD_") or os.environ.get("MALLOC_TRIM_THRESHOLD_"):
         return

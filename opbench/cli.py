@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -142,7 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# OpenMP workers that sleep as soon as their team's work is done. The suite runs several frameworks' CPU ops in
+# turn (and samples providers round-robin); a runtime's default is to spin after each parallel region (Intel's
+# libiomp5 for 200 ms), and spinning workers of one framework's team took the cores from the next provider's
+# call: on 2 cores, PyTorch's and our ops through Paddle took 8 ms a call instead of 0.3-1 ms. Read by each
+# runtime when it loads, so set before any framework is imported; the environment's own value wins.
+OPENMP_WAIT_POLICY = "PASSIVE"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("OMP_WAIT_POLICY", OPENMP_WAIT_POLICY)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -57,6 +57,27 @@ def _host_cpu_flags() -> list[str]:
 
 
 CXX_FLAGS = ["-O3", "-std=c++17", *_host_cpu_flags()]
+
+# Each framework's OpenMP runtime: the shared library its CPU ops run their threads on (torch: the GNU
+# libgomp in its wheel; Paddle: Intel's libiomp5, which also answers GCC's GOMP_* calls).
+OPENMP_RUNTIMES = {"torch": ("torch", "lib", "libgomp*.so*"), "paddle": ("paddle", "libs", "libiomp5.so")}
+
+
+def openmp_flags(framework: str) -> tuple[list[str], list[str]]:
+    """Compile and link flags that put the CPU kernels' threads on the framework's own OpenMP team.
+
+    The binding is compiled with ``-fopenmp`` and linked to the runtime library the framework ships
+    (by path, with an rpath), so at run time it resolves to the copy the framework has loaded already:
+    one team, whose workers still spin from the framework's last op, instead of two teams on the same
+    cores (a 2-core run of our op right after PyTorch's took twice its time). Without a shipped runtime,
+    the compiler's own (``-fopenmp`` at link time).
+    """
+    pkg, sub, pattern = OPENMP_RUNTIMES[framework]
+    spec = importlib.util.find_spec(pkg)
+    libs = sorted(Path(spec.origin).parent.joinpath(sub).glob(pattern)) if spec and spec.origin else []
+    if not libs:
+        return ["-fopenmp"], ["-fopenmp"]
+    return ["-fopenmp"], [str(libs[0]), f"-Wl,-rpath,{libs[0].parent}"]
 CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
 
 # Each extension: its folders under ops/csrc (their headers, .h and .cuh, enter the build key; each is on
@@ -171,10 +192,11 @@ def build_key(framework: str, device: str, ext: str = "lerp") -> str:
     for path in [*headers, *source_files(framework, device, ext)]:
         h.update(f"{path.parent.name}/{path.name}".encode())
         h.update(path.read_bytes())
-    for path in sorted(COMMON.glob("*.h")):
+    for path in sorted(p for p in COMMON.glob("*") if p.suffix in (".h", ".cuh")):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     parts = [framework, _framework_version(framework), device, str(arch), " ".join(CXX_FLAGS),
+             " ".join(x for f in openmp_flags(framework) for x in f),
              " ".join(_cuda_flags(arch)), sys.version.split()[0]]
     h.update("|".join(parts).encode())
     return h.hexdigest()[:16]
@@ -259,13 +281,15 @@ def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None, i
     from torch.utils import cpp_extension
 
     env_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    omp_c, omp_ld = openmp_flags("torch")
     if arch:
         os.environ["TORCH_CUDA_ARCH_LIST"] = f"{arch[:-1]}.{arch[-1]}"
     try:
         cpp_extension.load(
             name=name,
             sources=[str(s) for s in sources],
-            extra_cflags=CXX_FLAGS,
+            extra_cflags=[*CXX_FLAGS, *omp_c],
+            extra_ldflags=omp_ld,
             extra_cuda_cflags=list(CUDA_FLAGS),
             extra_include_paths=incs,
             build_directory=str(bdir),
@@ -283,10 +307,12 @@ def _build_torch(name: str, sources: list[Path], bdir: Path, arch: str | None, i
 def _build_paddle(name: str, sources: list[Path], bdir: Path, arch: str | None, incs: list[str]) -> Any:
     from paddle.utils import cpp_extension
 
+    omp_c, omp_ld = openmp_flags("paddle")
     return cpp_extension.load(
         name=name,
         sources=[str(s) for s in sources],
-        extra_cxx_cflags=CXX_FLAGS,
+        extra_cxx_cflags=[*CXX_FLAGS, *omp_c],
+        extra_ldflags=omp_ld,
         extra_cuda_cflags=_cuda_flags(arch),
         extra_include_paths=incs,
         build_directory=str(bdir),

@@ -196,6 +196,11 @@ class Backend(ABC):
     @abstractmethod
     def empty_cache(self) -> None: ...
 
+    @abstractmethod
+    def set_cpu_threads(self, n: int) -> None:
+        """Run the framework's CPU ops on ``n`` threads (its intra-op/OpenMP setting, which ops/'s kernels
+        follow through the framework's binding)."""
+
     def flush_l2(self) -> None:
         """Evict the L2 cache by zeroing a buffer of :func:`flush_bytes` (no-op on the CPU)."""
         if self.device != "gpu":

@@ -132,6 +132,9 @@ class PaddleBackend(Backend):
         if self.device == "gpu":
             paddle.device.cuda.empty_cache()
 
+    def set_cpu_threads(self, n: int) -> None:
+        paddle.base.core.set_num_threads(n)  # its OpenMP runtime's count (Paddle sets OMP_NUM_THREADS=1 on import)
+
     def _empty_int32(self, n: int) -> Any:
         return paddle.empty([n], dtype="int32")
 

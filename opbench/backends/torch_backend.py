@@ -134,6 +134,9 @@ class TorchBackend(Backend):
         if self.device == "gpu":
             torch.cuda.empty_cache()
 
+    def set_cpu_threads(self, n: int) -> None:
+        torch.set_num_threads(n)
+
     def _empty_int32(self, n: int) -> Any:
         return torch.empty(n, dtype=torch.int32, device=self.torch_device)
 

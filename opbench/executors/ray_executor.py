@@ -88,8 +88,10 @@ class RayExecutor:
         self.factory, self.lost, self.timeout = worker_factory, lost, timeout
         self.threads = driver_threads()  # read before ray.init, which sets OMP_NUM_THREADS=1 in this process
         if not ray.is_initialized():
-            # Actors see the driver's PYTHONPATH and OPBENCH_* settings (plugins, caches), as local workers do.
-            env = {k: v for k, v in os.environ.items() if k == "PYTHONPATH" or k.startswith("OPBENCH_")}
+            # Actors see the driver's PYTHONPATH, OPBENCH_* settings (plugins, caches) and OpenMP wait policy, as
+            # local workers do.
+            env = {k: v for k, v in os.environ.items()
+                   if k in ("PYTHONPATH", "OMP_WAIT_POLICY") or k.startswith("OPBENCH_")}
             ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
                      runtime_env={"env_vars": env} if env else None)
         res = ray.cluster_resources()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 from opbench import __version__
 from opbench.cli import main, parse_bytes
@@ -96,3 +99,14 @@ def test_cases_default_memory_limit_is_what_the_device_has_free(capsys):
     huge = 'paddle.add(Tensor([100000, 100000, 100],"float32"), Tensor([1],"float32"), )'
     assert main(["cases", huge]) == 0
     assert "too large: inputs need" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("preset", [None, "ACTIVE"])
+def test_openmp_workers_sleep_unless_the_environment_says(preset, monkeypatch, capsys):
+    """The CLI asks every OpenMP runtime for a passive wait (set before a framework loads); a user's value wins."""
+    if preset is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", preset)
+    assert main(["suites"]) == 0
+    assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")

@@ -72,6 +72,7 @@ def test_report(bench_json, tmp_path, capsys):
                                   ["bench", CASES[0], "--directions", "sideways", "--device", "cpu"],
                                   ["bench", CASES[0], "--method", "kernel", "--device", "cpu"],
                                   ["bench", "no_such_suite", "--device", "cpu"],
+                                  ["bench", CASES[0], "--threads", "0", "--device", "cpu"],
                                   ["compare", "missing1.json", "missing2.json"]])
 def test_usage_errors_exit_2(argv, capsys):
     assert main(argv) == 2
@@ -86,3 +87,21 @@ def test_malformed_line_is_reported_and_others_still_run(tmp_path, capsys):
                "--budget", "2", "--warmup", "0", "--no-progress"])
     out = capsys.readouterr()
     assert rc == 2 and "cases.txt:2" in out.err and "relu" in out.out
+
+
+def test_threads_set_every_framework_alike(tmp_path):
+    """--threads N: each framework's CPU ops (and ours, which follow them) run on N threads, recorded in the run."""
+    import paddle
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        assert main(["bench", CASES[0], "--device", "cpu", "--providers", "paddle,torch", "--threads", "1",
+                     "--budget", "20", "--warmup", "5", "--rounds", "1", "--json", str(tmp_path / "r.json"),
+                     "--no-progress"]) == 0
+        assert torch.get_num_threads() == 1
+        data = json.loads((tmp_path / "r.json").read_text())
+        assert data["env"]["cpu"]["threads"] == 1 and data["config"]["cpu_threads"] == 1
+    finally:
+        torch.set_num_threads(before)
+        paddle.base.core.set_num_threads(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,36 @@ def test_cli_missing_framework(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
     assert args.func(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "paddle is not installed" in err
+
+
+def _mapped_openmp_runtimes() -> set[str]:
+    """The OpenMP runtime libraries mapped into this process (GNU libgomp, Intel libiomp5)."""
+    maps = Path("/proc/self/maps").read_text().splitlines()
+    return {ln.split()[-1] for ln in maps if ("libgomp" in ln or "libiomp5" in ln) and "/" in ln}
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc")
+def test_cpu_kernels_share_the_frameworks_openmp_runtime(torch_ext: Any, paddle_ext: Any) -> None:
+    """Both bindings are linked to their framework's own OpenMP runtime, so the kernels' threads are the
+    framework's team: the process maps the runtimes the frameworks ship and no second copy."""
+    paddle_ext.nn.functional.relu(paddle_ext.ones([4]))
+    torch_ext.ones(4).relu()
+    shipped = {}  # framework -> the runtime it ships (where it ships one)
+    for fw in ("torch", "paddle"):
+        _, link = build.openmp_flags(fw)
+        if not link[0].startswith("-"):
+            shipped[fw] = str(Path(link[0]).resolve())
+    if not shipped:
+        pytest.skip("neither framework ships an OpenMP runtime here")
+    mapped = {str(Path(p).resolve()) for p in _mapped_openmp_runtimes()}
+    own = set(shipped.values())
+    assert own <= mapped
+    assert mapped <= own, f"a second OpenMP runtime is loaded: {sorted(mapped - own)}"
+    if shutil.which("readelf") is None:
+        return
+    for fw, path in shipped.items():  # each binding names its framework's runtime among its link entries
+        soname = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
+        name = soname.split("Library soname: [", 1)[1].split("]", 1)[0] if "soname: [" in soname else Path(path).name
+        for lib in build.build_dir(fw, "cpu", "lerp").rglob("*.so"):
+            needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
+            assert f"[{name}]" in needed, (lib, needed)

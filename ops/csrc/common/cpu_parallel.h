@@ -26,6 +26,10 @@
 #include <thread>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace opcore {
 
 constexpr int64_t kMinWorkPerThread = 32768;  // elements; below this a thread costs more than it saves
@@ -45,6 +49,19 @@ inline FrameworkPool& framework_pool() {
 }
 
 inline void set_framework_pool(FrameworkPool pool) { framework_pool() = pool; }
+
+#ifdef _OPENMP
+// A FrameworkPool::run on the OpenMP runtime this library is linked to. A binding built with -fopenmp and
+// linked to its framework's runtime installs it: the kernels then run on the framework's own team, whose
+// workers are still spinning from the framework's last op, instead of beside them on the same cores.
+inline void openmp_run(int n, const std::function<void(int)>& fn) {
+#pragma omp parallel num_threads(n)
+  fn(omp_get_thread_num());
+}
+
+// The runtime's thread count for the calling thread (OMP_NUM_THREADS, or what the framework last set).
+inline int openmp_threads() { return omp_get_max_threads(); }
+#endif
 
 // Threads a CPU kernel may use: OPBENCH_CPU_THREADS, else the framework pool's count, else
 // OMP_NUM_THREADS, else the hardware's count.

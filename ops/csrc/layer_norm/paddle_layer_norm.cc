@@ -2,6 +2,7 @@
 // X, Weight, Bias -> Out, Mean, Rstd; its grad gives X@GRAD, Weight@GRAD and Bias@GRAD).
 #include <vector>
 
+#include "common/paddle_cpu_team.h"
 #include "layer_norm_cpu.h"
 #include "norm_common/paddle_norm.h"
 #include "paddle/extension.h"

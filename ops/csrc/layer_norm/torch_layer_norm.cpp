@@ -1,18 +1,13 @@
 // PyTorch binding of the layer_norm core: op schemas and the CPU kernels (torch_layer_norm.cu adds CUDA).
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include "common/torch_cpu_team.h"
 #include "layer_norm_cpu.h"
 #include "norm_common/torch_norm.h"
 
 namespace opbench_norm {
 namespace {
-
-const bool kUsesTorchThreadCount = [] {
-  opcore::set_framework_pool({nullptr, [] { return at::get_num_threads(); }});
-  return true;
-}();
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_fwd_cpu(const at::Tensor& x,
                                                                   const std::optional<at::Tensor>& w,

@@ -4,6 +4,7 @@
 // reduced to the inputs' shapes (Paddle does not reduce custom-op grads).
 #include <vector>
 
+#include "common/paddle_cpu_team.h"
 #include "lerp_cpu.h"
 #include "paddle/extension.h"
 #include "paddle_common.h"

@@ -1,26 +1,18 @@
 // PyTorch binding of the lerp core: op schemas and the CPU kernels.
 // The CUDA kernels are registered by torch_lerp.cu when it is built.
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include <tuple>
 
+#include "common/torch_cpu_team.h"
 #include "lerp_cpu.h"
 #include "torch_common.h"
 
 namespace opbench_torch {
 namespace {
-
-// The CPU kernels run on the core's own thread pool (common/cpu_parallel.h), as many threads as
-// torch.get_num_threads(). Not at::parallel_for: that is inline and, in an extension built without
-// -fopenmp, runs its body on the caller alone.
-const bool kUsesTorchThreadCount = [] {
-  opcore::set_framework_pool({nullptr, [] { return at::get_num_threads(); }});
-  return true;
-}();
 
 template <typename F>
 void dispatch_cpu(at::ScalarType s, F&& f) {

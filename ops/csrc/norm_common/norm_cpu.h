@@ -63,28 +63,69 @@ inline void fwd_row_out(const float* __restrict__ xf, const float* __restrict__ 
   opcore::from_float(out, yr, n);
 }
 
-// One row of the backward: xhat and g * w into scratch rows, the two row sums, dx, and the row's dw/db terms.
-template <typename T, bool kCenter>
-inline void bwd_row(const T* __restrict__ xr, const T* __restrict__ gr, const float* __restrict__ wf, float mu,
-                    float rs, float inv_n, float* __restrict__ xh, float* __restrict__ g, float* __restrict__ wg,
-                    T* __restrict__ dxr, float* __restrict__ accw, float* __restrict__ accb, int64_t n) {
-  load_row(xr, xh, n);
-  load_row(gr, g, n);
+// The backward's first pass over a row: xhat and g * w into scratch rows, and sum(g * w * xhat) and sum(g * w)
+// in kLanes lanes added in lane order (so the loop vectorizes without reassociation flags).
+inline void bwd_pass1(const float* __restrict__ x, const float* __restrict__ g, const float* __restrict__ wf,
+                      float mu, float rs, float* __restrict__ xh, float* __restrict__ wg, int64_t n, float* s1,
+                      float* s2) {
+  float a1[kLanes] = {}, a2[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float xv = (x[j + l] - mu) * rs, wv = g[j + l] * wf[j + l];
+      xh[j + l] = xv;
+      wg[j + l] = wv;
+      a1[l] += wv * xv;
+      a2[l] += wv;
+    }
+  }
+  for (int l = 0; j + l < n; ++l) {
+    const float xv = (x[j + l] - mu) * rs, wv = g[j + l] * wf[j + l];
+    xh[j + l] = xv;
+    wg[j + l] = wv;
+    a1[l] += wv * xv;
+    a2[l] += wv;
+  }
+  *s1 = *s2 = 0.f;
+  for (int l = 0; l < kLanes; ++l) {
+    *s1 += a1[l];
+    *s2 += a2[l];
+  }
+}
+
+// The second pass: dx in fp32, and the row's dw (g * xhat) and db (g) terms when their rows are given.
+template <bool kW, bool kB>
+inline void bwd_pass2(const float* __restrict__ g, const float* __restrict__ xh, const float* __restrict__ wg,
+                      float rs, float c1, float c2, float* __restrict__ dx, float* __restrict__ accw,
+                      float* __restrict__ accb, int64_t n) {
   for (int64_t j = 0; j < n; ++j) {
-    xh[j] = (xh[j] - mu) * rs;
-    wg[j] = g[j] * wf[j];
+    dx[j] = rs * (wg[j] - c2 - xh[j] * c1);
+    if (kW) accw[j] += g[j] * xh[j];
+    if (kB) accb[j] += g[j];
   }
-  const float c1 = lane_sum(n, [&](int64_t j) { return wg[j] * xh[j]; }) * inv_n;
-  const float c2 = kCenter ? lane_sum(n, [&](int64_t j) { return wg[j]; }) * inv_n : 0.f;
-  // dx in fp32 into wg (its last use is in this loop), then rounded to T by the row conversion
-  for (int64_t j = 0; j < n; ++j) wg[j] = rs * (wg[j] - c2 - xh[j] * c1);
-  opcore::from_float(wg, dxr, n);
-  if (accw != nullptr) {
-    for (int64_t j = 0; j < n; ++j) accw[j] += g[j] * xh[j];
+}
+
+// One row of the backward: two passes over the row (fp32 rows read in place, fp16/bf16 rows converted
+// first into xb/gb); dx is computed in fp32 (into dx itself for fp32, else into dxs, then rounded).
+template <typename T, bool kCenter>
+inline void bwd_row(const T* xr, const T* gr, const float* wf, float mu, float rs, float inv_n, float* xb, float* gb,
+                    float* xh, float* wg, float* dxs, T* dxr, float* accw, float* accb, int64_t n) {
+  const float* x = f32_row(xr, xb, n);
+  const float* g = f32_row(gr, gb, n);
+  float s1, s2;
+  bwd_pass1(x, g, wf, mu, rs, xh, wg, n, &s1, &s2);
+  const float c1 = s1 * inv_n, c2 = kCenter ? s2 * inv_n : 0.f;
+  float* dx = std::is_same<T, float>::value ? reinterpret_cast<float*>(dxr) : dxs;
+  if (accw != nullptr && accb != nullptr) {
+    bwd_pass2<true, true>(g, xh, wg, rs, c1, c2, dx, accw, accb, n);
+  } else if (accw != nullptr) {
+    bwd_pass2<true, false>(g, xh, wg, rs, c1, c2, dx, accw, accb, n);
+  } else if (accb != nullptr) {
+    bwd_pass2<false, true>(g, xh, wg, rs, c1, c2, dx, accw, accb, n);
+  } else {
+    bwd_pass2<false, false>(g, xh, wg, rs, c1, c2, dx, accw, accb, n);
   }
-  if (accb != nullptr) {
-    for (int64_t j = 0; j < n; ++j) accb[j] += g[j];
-  }
+  if (!std::is_same<T, float>::value) opcore::from_float(dxs, dxr, n);
 }
 
 // Weight and bias as fp32 rows (1 and 0 where absent), converted once per call.
@@ -155,14 +196,14 @@ void norm_backward_cpu(const T* dy, const T* x, const W* w, const float* mean, c
   std::vector<float> pw(need_w ? static_cast<size_t>(chunks * cols) : 0, 0.f);
   std::vector<float> pb(need_b ? static_cast<size_t>(chunks * cols) : 0, 0.f);
   opcore::parallel_for(chunks, per * cols, [&](int64_t c0, int64_t c1) {
-    std::vector<float> buf(static_cast<size_t>(3 * cols));
-    float *xh = buf.data(), *g = xh + cols, *wg = g + cols;
+    std::vector<float> buf(static_cast<size_t>(5 * cols));
+    float *xb = buf.data(), *gb = xb + cols, *xh = gb + cols, *wg = xh + cols, *dxs = wg + cols;
     for (int64_t c = c0; c < c1; ++c) {
       float* accw = need_w ? pw.data() + c * cols : nullptr;
       float* accb = need_b ? pb.data() + c * cols : nullptr;
       for (int64_t r = c * per; r < std::min(rows, (c + 1) * per); ++r) {
-        bwd_row<T, kCenter>(x + r * cols, dy + r * cols, wf.data(), kCenter ? mean[r] : 0.f, rstd[r], inv_n, xh, g,
-                            wg, dx + r * cols, accw, accb, cols);
+        bwd_row<T, kCenter>(x + r * cols, dy + r * cols, wf.data(), kCenter ? mean[r] : 0.f, rstd[r], inv_n, xb, gb,
+                            xh, wg, dxs, dx + r * cols, accw, accb, cols);
       }
     }
   });

@@ -2,6 +2,7 @@
 // X, Weight -> Out, Rstd; its grad gives X@GRAD and Weight@GRAD).
 #include <vector>
 
+#include "common/paddle_cpu_team.h"
 #include "norm_common/paddle_norm.h"
 #include "paddle/extension.h"
 #include "rms_norm_cpu.h"

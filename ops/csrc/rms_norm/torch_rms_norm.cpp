@@ -1,19 +1,13 @@
 // PyTorch binding of the rms_norm core: op schemas and the CPU kernels (torch_rms_norm.cu adds CUDA).
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include "common/torch_cpu_team.h"
 #include "norm_common/torch_norm.h"
 #include "rms_norm_cpu.h"
 
 namespace opbench_norm {
 namespace {
-
-// The CPU kernels run on the core's pool with torch.get_num_threads() threads (as lerp's).
-const bool kUsesTorchThreadCount = [] {
-  opcore::set_framework_pool({nullptr, [] { return at::get_num_threads(); }});
-  return true;
-}();
 
 std::tuple<at::Tensor, at::Tensor> rms_norm_fwd_cpu(const at::Tensor& x, const std::optional<at::Tensor>& w,
                                                     double eps) {
