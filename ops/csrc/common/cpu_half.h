@@ -1,4 +1,5 @@
-// fp16 and bf16 storage types of the ops' CPU cores and their scalar conversions to and from float.
+// fp16 and bf16 storage types of the ops' CPU cores and their scalar conversions to and from float
+// (to_f32/from_f32 over float, fp16 and bf16 alike).
 //
 // Every framework's fp16/bf16 has this 2-byte layout, so the bindings cast their pointers to these types.
 // Conversions round to nearest even and keep subnormals, infinities and NaNs (a NaN stays a quiet NaN);
@@ -61,6 +62,27 @@ inline bf16_t float_to_bf16(float v) {
   const uint32_t u = f32_bits(v);
   const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   return bf16_t{static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded)};
+}
+
+// One value to float and back (float passes through): the element conversions of the cores' fp32
+// accumulation.
+inline float to_f32(float v) { return v; }
+inline float to_f32(half_t h) { return half_to_float(h); }
+inline float to_f32(bf16_t b) { return bf16_to_float(b); }
+
+template <typename T>
+inline T from_f32(float v);
+template <>
+inline float from_f32<float>(float v) {
+  return v;
+}
+template <>
+inline half_t from_f32<half_t>(float v) {
+  return float_to_half(v);
+}
+template <>
+inline bf16_t from_f32<bf16_t>(float v) {
+  return float_to_bf16(v);
 }
 
 #if defined(__AVX2__)

@@ -1,6 +1,7 @@
 // Paddle binding of the layer_norm core: GPU launchers (built only when Paddle has CUDA), on x's stream.
 #include <vector>
 
+#include "common/paddle_workspace.h"
 #include "layer_norm.cuh"
 #include "norm_common/paddle_norm.h"
 #include "paddle/extension.h"
@@ -23,17 +24,13 @@ std::vector<paddle::Tensor> layer_norm_forward_gpu(const paddle::Tensor& x, cons
 std::vector<paddle::Tensor> layer_norm_backward_gpu(const paddle::Tensor& x, const paddle::Tensor& w,
                                                     const paddle::Tensor& b, const paddle::Tensor& mean,
                                                     const paddle::Tensor& rstd, const paddle::Tensor& dout) {
-  std::vector<paddle::Tensor> keep;  // workspaces stay alive until the kernels are enqueued
-  norm_core::gpu::Alloc alloc = [&](size_t bytes) -> void* {
-    keep.push_back(paddle::empty({static_cast<int64_t>(bytes)}, paddle::DataType::UINT8, x.place()));
-    return keep.back().data();
-  };
+  oppaddle::Workspace scratch(x);
   return backward<__half, __nv_bfloat16>(
       "layer_norm", x, w, &b, &mean, rstd, dout,
       [&](auto* g, auto* xp, auto* wp, const float* mu, const float* rs, auto* dx, auto* dw, auto* db, int64_t rows,
           int64_t cols) {
         try {
-          norm_core::gpu::layer_norm_backward(g, xp, wp, mu, rs, dx, dw, db, rows, cols, alloc, x.stream());
+          norm_core::gpu::layer_norm_backward(g, xp, wp, mu, rs, dx, dw, db, rows, cols, scratch.alloc(), x.stream());
         } catch (const std::runtime_error& err) {
           PD_THROW(err.what());
         }

@@ -4,8 +4,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include <vector>
-
+#include "common/torch_workspace.h"
 #include "layer_norm.cuh"
 #include "norm_common/torch_norm.h"
 
@@ -35,17 +34,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd_cuda(const at::Ten
                                                                    bool need_w, bool need_b) {
   const c10::cuda::CUDAGuard guard(x.device());
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  std::vector<at::Tensor> keep;  // workspaces stay alive until the kernels are enqueued
-  norm_core::gpu::Alloc alloc = [&](size_t bytes) -> void* {
-    keep.push_back(at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte)));
-    return keep.back().mutable_data_ptr();
-  };
+  optorch::Workspace scratch(x);
   return backward<__half, __nv_bfloat16>(
       "layer_norm", true, g, x, w, b, mean, rstd, need_w, need_b,
       [&](auto* g, auto* x, auto* w, const float* mean, const float* rstd, auto* dx, auto* dw, auto* db, int64_t rows,
           int64_t cols) {
         try {
-          norm_core::gpu::layer_norm_backward(g, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+          norm_core::gpu::layer_norm_backward(g, x, w, mean, rstd, dx, dw, db, rows, cols, scratch.alloc(), stream);
         } catch (const std::runtime_error& e) {
           TORCH_CHECK(false, e.what());
         }

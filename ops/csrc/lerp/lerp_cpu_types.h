@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "broadcast.h"
 #include "common/cpu_half.h"
@@ -16,29 +17,24 @@ using opcore::bits_f32;
 using opcore::f32_bits;
 using opcore::half_t;
 
-inline float to_acc(half_t h) { return opcore::half_to_float(h); }
-inline float to_acc(bf16_t b) { return opcore::bf16_to_float(b); }
-inline float to_acc(float v) { return v; }
-inline double to_acc(double v) { return v; }
+// To and from the accumulation type (AccOf): common/cpu_half.h's to_f32/from_f32 for fp32, fp16 and bf16;
+// fp64 stays as it is.
+template <typename T>
+inline typename AccOf<T>::type to_acc(T v) {
+  if constexpr (std::is_same_v<T, double>) {
+    return v;
+  } else {
+    return opcore::to_f32(v);
+  }
+}
 
 template <typename T>
-inline T from_acc(typename AccOf<T>::type v);
-
-template <>
-inline float from_acc<float>(float v) {
-  return v;
-}
-template <>
-inline double from_acc<double>(double v) {
-  return v;
-}
-template <>
-inline half_t from_acc<half_t>(float v) {
-  return opcore::float_to_half(v);
-}
-template <>
-inline bf16_t from_acc<bf16_t>(float v) {
-  return opcore::float_to_bf16(v);
+inline T from_acc(typename AccOf<T>::type v) {
+  if constexpr (std::is_same_v<T, double>) {
+    return v;
+  } else {
+    return opcore::from_f32<T>(v);
+  }
 }
 
 }  // namespace lerp_core

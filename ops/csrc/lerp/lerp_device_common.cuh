@@ -19,32 +19,29 @@
 #include <vector>
 
 #include "broadcast.h"
+#include "common/device_convert.cuh"
 
 namespace lerp_core {
 namespace gpu {
 
-__device__ __forceinline__ float cvt_in(float v) { return v; }
-__device__ __forceinline__ double cvt_in(double v) { return v; }
-__device__ __forceinline__ float cvt_in(__half v) { return __half2float(v); }
-__device__ __forceinline__ float cvt_in(__nv_bfloat16 v) { return __bfloat162float(v); }
+// Element conversions to and from the accumulation type (AccOf): common/device_convert.cuh's for fp32, fp16
+// and bf16; fp64 stays as it is.
+template <typename T>
+__device__ __forceinline__ typename AccOf<T>::type cvt_in(T v) {
+  if constexpr (std::is_same_v<T, double>) {
+    return v;
+  } else {
+    return opcore::gpu::to_f32(v);
+  }
+}
 
 template <typename T>
-__device__ __forceinline__ T cvt_out(typename AccOf<T>::type v);
-template <>
-__device__ __forceinline__ float cvt_out<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ double cvt_out<double>(double v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half cvt_out<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 cvt_out<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
+__device__ __forceinline__ T cvt_out(typename AccOf<T>::type v) {
+  if constexpr (std::is_same_v<T, double>) {
+    return v;
+  } else {
+    return opcore::gpu::from_f32<T>(v);
+  }
 }
 
 template <typename T, int VEC>

@@ -1,4 +1,5 @@
-// Shared by the Paddle binding's CPU (.cc) and GPU (.cu) files.
+// Shared by the Paddle binding's CPU (.cc) and GPU (.cu) files: argument checks, and each op's inputs
+// checked and made contiguous with its outputs allocated (the *Args).
 #pragma once
 
 #include <stdexcept>
@@ -43,6 +44,35 @@ inline void check_tensors(const paddle::Tensor& x, const paddle::Tensor& y, cons
              dtype_name(x.dtype()));
     PD_CHECK(w->place() == x.place(), "opbench lerp: weight and x are on different devices");
   }
+}
+
+// lerp's tensors: x, y, w checked (check_tensors) and made contiguous (w undefined for a scalar weight, whose
+// shape is then {}), the output allocated in the broadcast shape.
+struct LerpArgs {
+  paddle::Tensor x, y, w, out;
+  std::vector<int64_t> wshape;
+};
+inline LerpArgs lerp_args(const paddle::Tensor& x, const paddle::Tensor& y, const paddle::Tensor* w) {
+  check_tensors(x, y, w);
+  LerpArgs a{x.contiguous(), y.contiguous(), w ? w->contiguous() : paddle::Tensor(), paddle::Tensor(), {}};
+  if (w) a.wshape = a.w.shape();
+  a.out = paddle::empty(out_shape(a.x.shape(), a.y.shape(), a.wshape), a.x.dtype(), a.x.place());
+  return a;
+}
+
+// The backward's tensors: x, y, w as lerp's, the gradient contiguous, dx and dy allocated (x's and y's shapes).
+struct BackwardArgs {
+  paddle::Tensor x, y, w, g, dx, dy;
+  std::vector<int64_t> wshape;
+};
+inline BackwardArgs backward_args(const paddle::Tensor& x, const paddle::Tensor& y, const paddle::Tensor* w,
+                                  const paddle::Tensor& g) {
+  check_tensors(x, y, w);
+  BackwardArgs a{x.contiguous(), y.contiguous(), w ? w->contiguous() : paddle::Tensor(), g.contiguous(), {}, {}, {}};
+  if (w) a.wshape = a.w.shape();
+  a.dx = paddle::empty(a.x.shape(), a.x.dtype(), a.x.place());
+  a.dy = paddle::empty(a.y.shape(), a.y.dtype(), a.y.place());
+  return a;
 }
 
 // Calls f(T{}) with the element type for `d`; Half and BF16 are the 2-byte types of the core that

@@ -19,34 +19,24 @@ void dispatch_cpu(paddle::DataType d, F&& f) {
 
 std::vector<paddle::Tensor> forward_cpu(const paddle::Tensor& x_, const paddle::Tensor& y_, const paddle::Tensor* w_,
                                         double ws) {
-  check_tensors(x_, y_, w_);
-  paddle::Tensor x = x_.contiguous(), y = y_.contiguous();
-  paddle::Tensor w = w_ ? w_->contiguous() : paddle::Tensor();
-  const std::vector<int64_t> wshape = w_ ? w.shape() : std::vector<int64_t>{};
-  auto os = out_shape(x.shape(), y.shape(), wshape);
-  auto out = paddle::empty(os, x.dtype(), x.place());
-  dispatch_cpu(x.dtype(), [&](auto tag) {
+  LerpArgs a = lerp_args(x_, y_, w_);
+  dispatch_cpu(a.x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    lerp_core::lerp_forward_cpu<T>(cptr<T>(x), cptr<T>(y), w_ ? cptr<T>(w) : nullptr, ws, mptr<T>(out), x.shape(),
-                                   y.shape(), wshape);
+    lerp_core::lerp_forward_cpu<T>(cptr<T>(a.x), cptr<T>(a.y), w_ ? cptr<T>(a.w) : nullptr, ws, mptr<T>(a.out),
+                                   a.x.shape(), a.y.shape(), a.wshape);
   });
-  return {out};
+  return {a.out};
 }
 
 std::vector<paddle::Tensor> backward_cpu(const paddle::Tensor& x_, const paddle::Tensor& y_, const paddle::Tensor* w_,
                                          double ws, const paddle::Tensor& g_) {
-  check_tensors(x_, y_, w_);
-  paddle::Tensor x = x_.contiguous(), y = y_.contiguous(), g = g_.contiguous();
-  paddle::Tensor w = w_ ? w_->contiguous() : paddle::Tensor();
-  const std::vector<int64_t> wshape = w_ ? w.shape() : std::vector<int64_t>{};
-  auto dx = paddle::empty(x.shape(), x.dtype(), x.place());
-  auto dy = paddle::empty(y.shape(), y.dtype(), y.place());
-  dispatch_cpu(x.dtype(), [&](auto tag) {
+  BackwardArgs a = backward_args(x_, y_, w_, g_);
+  dispatch_cpu(a.x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    lerp_core::lerp_backward_cpu<T>(cptr<T>(g), cptr<T>(x), cptr<T>(y), w_ ? cptr<T>(w) : nullptr, ws, mptr<T>(dx),
-                                    mptr<T>(dy), nullptr, x.shape(), y.shape(), wshape);
+    lerp_core::lerp_backward_cpu<T>(cptr<T>(a.g), cptr<T>(a.x), cptr<T>(a.y), w_ ? cptr<T>(a.w) : nullptr, ws,
+                                    mptr<T>(a.dx), mptr<T>(a.dy), nullptr, a.x.shape(), a.y.shape(), a.wshape);
   });
-  return {dx, dy};
+  return {a.dx, a.dy};
 }
 
 std::vector<paddle::Tensor> LerpForward(const paddle::Tensor& x, const paddle::Tensor& y, const paddle::Tensor& w) {

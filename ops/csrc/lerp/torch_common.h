@@ -1,5 +1,5 @@
-// Shared by the PyTorch binding's CPU (.cpp) and CUDA (.cu) files: argument
-// checks with one-line errors, and shape helpers.
+// Shared by the PyTorch binding's CPU (.cpp) and CUDA (.cu) files: argument checks with one-line errors,
+// shape helpers, and each op's inputs checked and made contiguous with its outputs allocated (the *Args).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -42,6 +42,64 @@ inline lerp_core::Shape check_args(const at::Tensor& x, const at::Tensor& y, con
     TORCH_CHECK_VALUE(false, e.what());
   }
   return {};
+}
+
+template <typename T>
+const T* cptr(const at::Tensor& t) {
+  return reinterpret_cast<const T*>(t.const_data_ptr());
+}
+template <typename T>
+T* mptr(const at::Tensor& t) {
+  return t.defined() ? reinterpret_cast<T*>(t.mutable_data_ptr()) : nullptr;
+}
+
+// lerp's tensors: x, y, w checked (check_args) and made contiguous (w undefined for a scalar weight), the
+// output allocated in the broadcast shape.
+struct LerpArgs {
+  at::Tensor x, y, w, out;
+
+  // core(x, y, w, ws, out, x's shape, y's shape, w's shape, rest...) as T (a core's lerp_forward; w null and
+  // its shape {} for a scalar weight).
+  template <typename T, typename Core, typename... Rest>
+  void run(Core&& core, double ws, Rest&&... rest) const {
+    core(cptr<T>(x), cptr<T>(y), w.defined() ? cptr<T>(w) : nullptr, ws, mptr<T>(out), shape_of(x), shape_of(y),
+         w.defined() ? shape_of(w) : lerp_core::Shape{}, std::forward<Rest>(rest)...);
+  }
+};
+inline LerpArgs lerp_args(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w) {
+  const lerp_core::Shape os = check_args(x, y, w);
+  LerpArgs a{x.contiguous(), y.contiguous(), w.has_value() ? w->contiguous() : at::Tensor(), at::Tensor()};
+  a.out = at::empty(os, a.x.options());
+  return a;
+}
+
+// lerp_backward's tensors: checked as lerp's and the gradient's shape against the output's; the gradient in
+// x's dtype, all contiguous. A gradient asked for (need_w: and a weight tensor given) is allocated, any other
+// is an empty tensor.
+struct BackwardArgs {
+  at::Tensor g, x, y, w, dx, dy, dw;
+  bool need_x, need_y, need_w;
+
+  // core(g, x, y, w, ws, dx, dy, dw, x's shape, y's shape, w's shape, rest...) as T (a core's lerp_backward; a
+  // gradient not asked for is null).
+  template <typename T, typename Core, typename... Rest>
+  void run(Core&& core, double ws, Rest&&... rest) const {
+    core(cptr<T>(g), cptr<T>(x), cptr<T>(y), w.defined() ? cptr<T>(w) : nullptr, ws, need_x ? mptr<T>(dx) : nullptr,
+         need_y ? mptr<T>(dy) : nullptr, need_w ? mptr<T>(dw) : nullptr, shape_of(x), shape_of(y),
+         w.defined() ? shape_of(w) : lerp_core::Shape{}, std::forward<Rest>(rest)...);
+  }
+};
+inline BackwardArgs backward_args(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y,
+                                  const std::optional<at::Tensor>& w, bool need_x, bool need_y, bool need_w) {
+  const lerp_core::Shape os = check_args(x, y, w);
+  TORCH_CHECK_VALUE(shape_of(g) == os, "opbench lerp_backward: grad shape ", lerp_core::shape_str(shape_of(g)),
+                    " != output shape ", lerp_core::shape_str(os));
+  BackwardArgs a{g.to(x.scalar_type()).contiguous(), x.contiguous(), y.contiguous(),
+                 w.has_value() ? w->contiguous() : at::Tensor(), {}, {}, {}, need_x, need_y, need_w && w.has_value()};
+  a.dx = a.need_x ? at::empty_like(a.x) : at::empty({0}, a.x.options());
+  a.dy = a.need_y ? at::empty_like(a.y) : at::empty({0}, a.x.options());
+  a.dw = a.need_w ? at::empty_like(a.w) : at::empty({0}, a.x.options());
+  return a;
 }
 
 // The saved-diff pair of ops takes three tensors of one shape (x, y, w forward; grad, diff, w backward).
@@ -101,15 +159,6 @@ void dispatch_dtype(at::ScalarType s, F&& f) {
     case at::kBFloat16: f(BF16{}); break;
     default: TORCH_CHECK_TYPE(false, "opbench lerp: unsupported dtype ", s);
   }
-}
-
-template <typename T>
-const T* cptr(const at::Tensor& t) {
-  return reinterpret_cast<const T*>(t.const_data_ptr());
-}
-template <typename T>
-T* mptr(const at::Tensor& t) {
-  return t.defined() ? reinterpret_cast<T*>(t.mutable_data_ptr()) : nullptr;
 }
 
 }  // namespace opbench_torch

@@ -20,39 +20,24 @@ void dispatch_cpu(at::ScalarType s, F&& f) {
 }
 
 at::Tensor lerp_cpu(const at::Tensor& x_, const at::Tensor& y_, const std::optional<at::Tensor>& w_, double ws) {
-  const auto os = check_args(x_, y_, w_);
-  at::Tensor x = x_.contiguous(), y = y_.contiguous();
-  at::Tensor w = w_.has_value() ? w_->contiguous() : at::Tensor();
-  at::Tensor out = at::empty(os, x.options());
-  dispatch_cpu(x.scalar_type(), [&](auto tag) {
+  const LerpArgs a = lerp_args(x_, y_, w_);
+  dispatch_cpu(a.x.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
-    lerp_core::lerp_forward_cpu<T>(cptr<T>(x), cptr<T>(y), w.defined() ? cptr<T>(w) : nullptr, ws, mptr<T>(out),
-                                   shape_of(x), shape_of(y), w.defined() ? shape_of(w) : lerp_core::Shape{});
+    a.run<T>(lerp_core::lerp_forward_cpu<T>, ws);
   });
-  return out;
+  return a.out;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_cpu(const at::Tensor& g_, const at::Tensor& x_,
                                                                  const at::Tensor& y_,
                                                                  const std::optional<at::Tensor>& w_, double ws,
                                                                  bool need_x, bool need_y, bool need_w) {
-  const auto os = check_args(x_, y_, w_);
-  TORCH_CHECK_VALUE(shape_of(g_) == os, "opbench lerp_backward: grad shape ", lerp_core::shape_str(shape_of(g_)),
-                    " != output shape ", lerp_core::shape_str(os));
-  at::Tensor g = g_.to(x_.scalar_type()).contiguous(), x = x_.contiguous(), y = y_.contiguous();
-  at::Tensor w = w_.has_value() ? w_->contiguous() : at::Tensor();
-  need_w = need_w && w.defined();
-  at::Tensor dx = need_x ? at::empty_like(x) : at::empty({0}, x.options());
-  at::Tensor dy = need_y ? at::empty_like(y) : at::empty({0}, x.options());
-  at::Tensor dw = need_w ? at::empty_like(w) : at::empty({0}, x.options());
-  dispatch_cpu(x.scalar_type(), [&](auto tag) {
+  const BackwardArgs a = backward_args(g_, x_, y_, w_, need_x, need_y, need_w);
+  dispatch_cpu(a.x.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
-    lerp_core::lerp_backward_cpu<T>(cptr<T>(g), cptr<T>(x), cptr<T>(y), w.defined() ? cptr<T>(w) : nullptr, ws,
-                                    need_x ? mptr<T>(dx) : nullptr, need_y ? mptr<T>(dy) : nullptr,
-                                    need_w ? mptr<T>(dw) : nullptr, shape_of(x), shape_of(y),
-                                    w.defined() ? shape_of(w) : lerp_core::Shape{});
+    a.run<T>(lerp_core::lerp_backward_cpu<T>, ws);
   });
-  return {dx, dy, dw};
+  return {a.dx, a.dy, a.dw};
 }
 
 std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cpu(const at::Tensor& x, const at::Tensor& y,

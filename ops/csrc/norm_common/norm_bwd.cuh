@@ -50,17 +50,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
         xp[i] = load_pack<T, V>(xr + c);
         gp[i] = load_pack<T, V>(gr + c);
         float wv[V];
-        if (w != nullptr) {
-          const Pack<W, V> p = load_pack<W, V>(w + c);
-#pragma unroll
-          for (int k = 0; k < V; ++k) wv[k] = to_f(p.v[k]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) wv[k] = 1.f;
-        }
+        load_param<W, V>(w, c, 1.f, wv);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-          const float xh = (to_f(xp[i].v[k]) - mu) * rs, g = to_f(gp[i].v[k]);
+          const float xh = (to_f32(xp[i].v[k]) - mu) * rs, g = to_f32(gp[i].v[k]);
           const float wg = g * wv[k];
           s[0] += wg * xh;
           if constexpr (kCenter) s[1] += wg;
@@ -77,19 +70,12 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       const int c = (lane + i * kTPR) * V;
       if (c >= cols) continue;
       float wv[V];
-      if (w != nullptr) {
-        const Pack<W, V> p = load_pack<W, V>(w + c);
-#pragma unroll
-        for (int k = 0; k < V; ++k) wv[k] = to_f(p.v[k]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < V; ++k) wv[k] = 1.f;
-      }
+      load_param<W, V>(w, c, 1.f, wv);
       Pack<T, V> o;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        const float xh = (to_f(xp[i].v[k]) - mu) * rs;
-        o.v[k] = from_f<T>(rs * (to_f(gp[i].v[k]) * wv[k] - c2 - xh * c1));
+        const float xh = (to_f32(xp[i].v[k]) - mu) * rs;
+        o.v[k] = from_f32<T>(rs * (to_f32(gp[i].v[k]) * wv[k] - c2 - xh * c1));
       }
       store_pack<T, V>(dxr + c, o);
     }
@@ -145,16 +131,16 @@ __global__ void __launch_bounds__(1024)
   const T *xr = x + row * cols, *gr = dy + row * cols;
   float s[2] = {0.f, 0.f};
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float wg = to_f(gr[c]) * (w != nullptr ? to_f(w[c]) : 1.f);
-    s[0] += wg * (to_f(xr[c]) - mu) * rs;
+    const float wg = to_f32(gr[c]) * (w != nullptr ? to_f32(w[c]) : 1.f);
+    s[0] += wg * (to_f32(xr[c]) - mu) * rs;
     s[1] += wg;
   }
   block_sum<2>(s, smem);
   const float c1 = s[0] * inv_n, c2 = kCenter ? s[1] * inv_n : 0.f;
   T* dxr = dx + row * cols;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float wg = to_f(gr[c]) * (w != nullptr ? to_f(w[c]) : 1.f);
-    dxr[c] = from_f<T>(rs * (wg - c2 - (to_f(xr[c]) - mu) * rs * c1));
+    const float wg = to_f32(gr[c]) * (w != nullptr ? to_f32(w[c]) : 1.f);
+    dxr[c] = from_f32<T>(rs * (wg - c2 - (to_f32(xr[c]) - mu) * rs * c1));
   }
 }
 
@@ -174,8 +160,8 @@ __global__ void __launch_bounds__(256)
   float aw = 0.f, ab = 0.f;
   if (c < cols) {
     for (int64_t r = r0 + threadIdx.y; r < r1; r += 8) {
-      const float g = to_f(dy[r * cols + c]);
-      aw += g * (to_f(x[r * cols + c]) - (kCenter ? mean[r] : 0.f)) * rstd[r];
+      const float g = to_f32(dy[r * cols + c]);
+      aw += g * (to_f32(x[r * cols + c]) - (kCenter ? mean[r] : 0.f)) * rstd[r];
       ab += g;
     }
   }
@@ -214,7 +200,7 @@ __global__ void __launch_bounds__(1024)
   float t = 0.f;
 #pragma unroll
   for (int i = 0; i < 32; ++i) t += s[i][threadIdx.x];
-  out[c] = from_f<W>(t);
+  out[c] = from_f32<W>(t);
 }
 
 }  // namespace gpu

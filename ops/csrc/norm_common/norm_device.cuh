@@ -1,5 +1,6 @@
-// Device helpers of the norm ops' CUDA core: fp32 conversions, 16-byte packs, and sums over the
-// threads that share one row (a sub-warp, a warp, or a whole block), always added in a fixed order.
+// Device helpers of the norm ops' CUDA core: 16-byte packs, weight/bias reads, and sums over the threads
+// that share one row (a sub-warp, a warp, or a whole block), always added in a fixed order. The fp32
+// conversions (to_f32/from_f32) are common/device_convert.cuh's.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,27 +9,13 @@
 
 #include <cstdint>
 
+#include "common/device_convert.cuh"
+
 namespace norm_core {
 namespace gpu {
 
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+using opcore::gpu::from_f32;
+using opcore::gpu::to_f32;
 
 // V elements loaded or stored at once (V * sizeof(T) is 16 bytes for the row tensor's type; a float
 // weight of a 2-byte input is 32 bytes, two 16-byte accesses).
@@ -46,45 +33,37 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& v) {
   *reinterpret_cast<Pack<T, V>*>(p) = v;
 }
 
-// Sums K values over the kTPR threads of a row group (groups are kTPR consecutive threads; a group
-// of more than 32 is the whole block). Every thread of the group gets the sums. `smem` holds at least
-// K * 32 floats; the block-wide form syncs twice, so every thread of the block must call it.
-template <int kTPR, int K>
-__device__ __forceinline__ void group_sum(float (&v)[K], float* smem) {
-  constexpr int kWarpSpan = kTPR < 32 ? kTPR : 32;
+// Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.
+template <typename W, int V>
+__device__ __forceinline__ void load_param(const W* p, int c, float fill, float (&out)[V]) {
+  if (p != nullptr) {
+    const Pack<W, V> pk = load_pack<W, V>(p + c);
 #pragma unroll
-  for (int off = kWarpSpan / 2; off > 0; off /= 2) {
+    for (int k = 0; k < V; ++k) out[k] = to_f32(pk.v[k]);
+  } else {
 #pragma unroll
-    for (int k = 0; k < K; ++k) v[k] += __shfl_xor_sync(0xffffffffu, v[k], off);
-  }
-  if constexpr (kTPR > 32) {
-    constexpr int kWarps = kTPR / 32;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) {
-#pragma unroll
-      for (int k = 0; k < K; ++k) smem[k * 32 + warp] = v[k];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      float s = 0.f;
-#pragma unroll
-      for (int i = 0; i < kWarps; ++i) s += smem[k * 32 + i];
-      v[k] = s;
-    }
-    __syncthreads();
+    for (int k = 0; k < V; ++k) out[k] = fill;
   }
 }
 
-// Block-wide sum of K values for blocks of any multiple of 32 threads (the row-loop kernels).
-template <int K>
-__device__ __forceinline__ void block_sum(float (&v)[K], float* smem) {
+// Sums K values over each group of kSpan consecutive lanes (a power of two up to 32) by butterfly
+// shuffles; every lane of the group gets the sums.
+template <int kSpan, int K>
+__device__ __forceinline__ void warp_sum(float (&v)[K]) {
 #pragma unroll
-  for (int off = 16; off > 0; off /= 2) {
+  for (int off = kSpan / 2; off > 0; off /= 2) {
 #pragma unroll
     for (int k = 0; k < K; ++k) v[k] += __shfl_xor_sync(0xffffffffu, v[k], off);
   }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+}
+
+// After warp_sum<32>: adds the sums of kWarps warps (0: all the block's) in warp order; every thread
+// gets the sums. `smem` holds at least K * 32 floats; it syncs twice, so every thread of the block must
+// call it.
+template <int kWarps, int K>
+__device__ __forceinline__ void warps_sum(float (&v)[K], float* smem) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warps = kWarps > 0 ? kWarps : blockDim.x / 32;
   if (lane == 0) {
 #pragma unroll
     for (int k = 0; k < K; ++k) smem[k * 32 + warp] = v[k];
@@ -97,6 +76,22 @@ __device__ __forceinline__ void block_sum(float (&v)[K], float* smem) {
     v[k] = s;
   }
   __syncthreads();
+}
+
+// Sums K values over the kTPR threads of a row group (groups are kTPR consecutive threads; a group
+// of more than 32 is the whole block). Every thread of the group gets the sums. `smem` holds at least
+// K * 32 floats; the block-wide form syncs twice, so every thread of the block must call it.
+template <int kTPR, int K>
+__device__ __forceinline__ void group_sum(float (&v)[K], float* smem) {
+  warp_sum<(kTPR < 32 ? kTPR : 32)>(v);
+  if constexpr (kTPR > 32) warps_sum<kTPR / 32>(v, smem);
+}
+
+// Block-wide sum of K values for blocks of any multiple of 32 threads (the row-loop kernels).
+template <int K>
+__device__ __forceinline__ void block_sum(float (&v)[K], float* smem) {
+  warp_sum<32>(v);
+  warps_sum<0>(v, smem);
 }
 
 }  // namespace gpu

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     if (live && c < cols) {
       const Pack<T, V> p = load_pack<T, V>(xr + c);
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[i][k] = to_f(p.v[k]);
+      for (int k = 0; k < V; ++k) v[i][k] = to_f32(p.v[k]);
     } else {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
@@ -70,24 +70,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     if (c >= cols) continue;
     Pack<T, V> o;
     float wv[V], bv[V];
-    if (w != nullptr) {
-      const Pack<W, V> p = load_pack<W, V>(w + c);
+    load_param<W, V>(w, c, 1.f, wv);
+    load_param<W, V>(b, c, 0.f, bv);
 #pragma unroll
-      for (int k = 0; k < V; ++k) wv[k] = to_f(p.v[k]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < V; ++k) wv[k] = 1.f;
-    }
-    if (b != nullptr) {
-      const Pack<W, V> p = load_pack<W, V>(b + c);
-#pragma unroll
-      for (int k = 0; k < V; ++k) bv[k] = to_f(p.v[k]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < V; ++k) bv[k] = 0.f;
-    }
-#pragma unroll
-    for (int k = 0; k < V; ++k) o.v[k] = from_f<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
+    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
     store_pack<T, V>(yr + c, o);
   }
 }
@@ -103,13 +89,13 @@ __global__ void __launch_bounds__(1024)
   float mu = 0.f;
   if constexpr (kCenter) {
     float s[1] = {0.f};
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) s[0] += to_f(xr[c]);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) s[0] += to_f32(xr[c]);
     block_sum<1>(s, smem);
     mu = s[0] * inv_n;
   }
   float q[1] = {0.f};
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float d = to_f(xr[c]) - mu;
+    const float d = to_f32(xr[c]) - mu;
     q[0] += d * d;
   }
   block_sum<1>(q, smem);
@@ -120,8 +106,8 @@ __global__ void __launch_bounds__(1024)
   }
   T* yr = y + row * cols;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float wv = w != nullptr ? to_f(w[c]) : 1.f, bv = b != nullptr ? to_f(b[c]) : 0.f;
-    yr[c] = from_f<T>((to_f(xr[c]) - mu) * rs * wv + bv);
+    const float wv = w != nullptr ? to_f32(w[c]) : 1.f, bv = b != nullptr ? to_f32(b[c]) : 0.f;
+    yr[c] = from_f32<T>((to_f32(xr[c]) - mu) * rs * wv + bv);
   }
 }
 

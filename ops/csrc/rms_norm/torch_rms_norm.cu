@@ -4,8 +4,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include <vector>
-
+#include "common/torch_workspace.h"
 #include "norm_common/torch_norm.h"
 #include "rms_norm.cuh"
 
@@ -33,17 +32,13 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_bwd_cuda(const at::Tensor& g, const 
                                                      bool need_w) {
   const c10::cuda::CUDAGuard guard(x.device());
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  std::vector<at::Tensor> keep;  // workspaces stay alive until the kernels are enqueued
-  norm_core::gpu::Alloc alloc = [&](size_t bytes) -> void* {
-    keep.push_back(at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte)));
-    return keep.back().mutable_data_ptr();
-  };
+  optorch::Workspace scratch(x);
   auto [dx, dw, db] = backward<__half, __nv_bfloat16>(
       "rms_norm", false, g, x, w, std::nullopt, at::Tensor(), rstd, need_w, false,
       [&](auto* g, auto* x, auto* w, const float*, const float* rstd, auto* dx, auto* dw, auto*, int64_t rows,
           int64_t cols) {
         try {
-          norm_core::gpu::rms_norm_backward(g, x, w, rstd, dx, dw, rows, cols, alloc, stream);
+          norm_core::gpu::rms_norm_backward(g, x, w, rstd, dx, dw, rows, cols, scratch.alloc(), stream);
         } catch (const std::runtime_error& e) {
           TORCH_CHECK(false, e.what());
         }

@@ -1,0 +1,158 @@
+"""Render a seeded sweep's table of record from its ``opbench bench`` JSON: the ops targets and their bounds.
+
+    python docs/ops/sweep_doc.py OUT/sweep_layer_norm.json --out docs/ops/sweep_layer_norm_h100.md
+
+The JSON is what ``bash docs/gpu_run.sh OUT sweep`` writes. The targets, per direction, for the candidate
+(``torch-ops``): no case below 0.95x of the fastest anchor (``torch.compile`` or Liger), a geometric mean of
+at least 1.2x ``torch.compile``, and the large cases (at least :data:`LARGE_BYTES` must move) at at least 90%
+of the measured copy bandwidth. Each target gets its physical bound: a case cannot take less than the bytes
+that must move at the copy bandwidth, nor less than the fastest call of the run (one launch, L2 flushed); so
+no kernel can be more than ``anchor time / that floor`` faster than an anchor, and the geometric mean of
+those ceilings bounds the reachable geometric mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tabulate import tabulate  # noqa: E402
+
+from op_benchmark import report  # noqa: E402
+from op_benchmark.render import case_label  # noqa: E402
+from op_benchmark.results import BenchResult, Record, read_json  # noqa: E402
+
+CANDIDATE = "torch-ops"
+FAST_ANCHORS = ("torch-compile", "liger")  # the anchors the "no case below 0.95x" target names
+MIN_VS_FASTEST, GEOMEAN_VS_COMPILE, LARGE_PCT = 0.95, 1.2, 90.0
+LARGE_BYTES = 256 << 20  # bytes that must move, from which a case counts as large
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float:
+    """The least time any kernel could take on this case: its bytes at the copy bandwidth, or one launch."""
+    move_us = (rec.bytes or 0) / (peak_gbps * 1e3) if peak_gbps else 0.0
+    return max(move_us, launch_us)
+
+
+def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Record]]:
+    out: dict[tuple[str, str], dict[str, Record]] = {}
+    for r in records:
+        if r.ok:
+            out.setdefault((r.case, r.direction), {})[r.provider] = r
+    return out
+
+
+def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
+    """The summary table (one row per direction) and the per-case table (slowest against the fastest anchor first)."""
+    peak = result.env.get("peak_bandwidth_gbps")
+    by_case = rows_by_case(result.records)
+    launch_us = min((r.median_us for row in by_case.values() for r in row.values() if r.median_us), default=0.0)
+    summary, cases = [], []
+    for direction in dict.fromkeys(d for _, d in by_case):
+        vs_fast, vs_compile, ceil_compile, large, below = [], [], [], [], 0
+        for (case, d), row in by_case.items():
+            ours = row.get(CANDIDATE)
+            fast = [row[p] for p in FAST_ANCHORS if p in row]
+            if d != direction or ours is None or not fast:
+                continue
+            best = min(fast, key=lambda r: r.median_us)
+            floor = floor_us(ours, peak, launch_us)
+            ratio = best.median_us / ours.median_us
+            vs_fast.append(ratio)
+            below += ratio < MIN_VS_FASTEST
+            if "torch-compile" in row:
+                vs_compile.append(row["torch-compile"].median_us / ours.median_us)
+                ceil_compile.append(row["torch-compile"].median_us / floor)
+            if (ours.bytes or 0) >= LARGE_BYTES:
+                large.append(ours.pct_peak_bw or 0.0)
+            cases.append([case_label(case), d, f"{ours.median_us:.1f}", f"{best.median_us:.1f} ({best.provider})",
+                          f"{ratio:.2f}x", f"{ours.pct_peak_bw or 0:.0f}%", f"{best.pct_peak_bw or 0:.0f}%",
+                          f"{best.median_us / floor:.2f}x"])
+        if not vs_fast:
+            continue
+        ceiling = geomean(ceil_compile)
+        summary.append([
+            direction, str(len(vs_fast)), f"{min(vs_fast):.2f}x", f"{below}",
+            f"{geomean(vs_compile):.2f}x" if vs_compile else "n/a",
+            f"{ceiling:.2f}x" + (" (1.2x unreachable)" if ceiling < GEOMEAN_VS_COMPILE else ""),
+            f"{sum(p >= LARGE_PCT for p in large)} of {len(large)}" if large else "no large case",
+        ])
+    cases.sort(key=lambda c: float(c[4].rstrip("x")))
+    return summary, cases
+
+
+def render(result: BenchResult, source: str) -> str:
+    """The whole document."""
+    env = result.env
+    gpu = (env.get("gpu") or {}).get("name", "unknown GPU")
+    fw = ", ".join(f"{k} {v['version']}" for k, v in (env.get("frameworks") or {}).items()
+                   if isinstance(v, dict) and v.get("version"))
+    ops = sorted({r.api.rsplit(".", 1)[-1] for r in result.records})
+    cfg = result.config
+    summary, cases = targets(result)
+    head = ["direction", "cases", f"min vs fastest anchor (target >= {MIN_VS_FASTEST}x)",
+            f"cases below {MIN_VS_FASTEST}x", f"geomean vs torch.compile (target >= {GEOMEAN_VS_COMPILE}x)",
+            "ceiling of that geomean", f"large cases at >= {LARGE_PCT:.0f}% of copy bandwidth"]
+    case_head = ["case", "dir", "ours (us)", "fastest anchor (us)", "ours vs it", "ours % of copy bw",
+                 "its % of copy bw", "ceiling vs it"]
+    rows = report.candidate_speedups(result.records, per_anchor=True)
+    lines = [
+        f"# {', '.join(ops)} sweep on an {gpu}",
+        "",
+        f"Produced by [sweep_doc.py](sweep_doc.py) from `{source}`, the JSON of `bash docs/gpu_run.sh OUT sweep` "
+        f"(`opbench bench {' '.join(cfg.get('cases') or [])} --providers {','.join(cfg.get('providers') or [])} "
+        f"--rounds {cfg.get('rounds', 1)} --method {cfg.get('method', 'events')}`); {fw}; driver "
+        f"{env.get('driver', '?')}; commit {env.get('git_commit') or 'unknown'}; {env.get('time', '')}. "
+        f"Copy bandwidth measured by the run: {env.get('peak_bandwidth_gbps') or 0:.0f} GB/s. The cases are drawn "
+        "from a fixed seed by `opbench/suites/sweeps.py`; the candidate is our op through its PyTorch binding "
+        f"(`{CANDIDATE}`).",
+        "",
+        "## Targets",
+        "",
+        "Ceiling: the geometric mean over the cases of torch.compile's time over the least time any kernel "
+        "could take (the bytes that must move at the copy bandwidth, or the run's fastest call, one launch, "
+        "whichever is longer); where it is below the target, no kernel can meet it. `ceiling vs it`: the same "
+        "bound per case against the fastest anchor.",
+        "",
+        tabulate(summary, head, tablefmt="github", disable_numparse=True),
+        "",
+        "## Speedups",
+        "",
+        report.markdown(rows).strip(),
+        "",
+        "## Every case, slowest against the fastest anchor first",
+        "",
+        tabulate(cases, case_head, tablefmt="github", disable_numparse=True),
+        "",
+    ]
+    missing = [r for r in result.records if not r.ok and r.status != "not_applicable"]
+    if missing:
+        lines += ["Records that did not run: " + "; ".join(f"{case_label(r.case)} {r.direction} {r.provider}: "
+                                                          f"{r.status}" for r in missing), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("json", help="the sweep's opbench bench --json file")
+    p.add_argument("--out", help="markdown file to write (default: stdout)")
+    args = p.parse_args(argv)
+    text = render(read_json(args.json), Path(args.json).name)
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
