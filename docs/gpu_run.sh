@@ -9,7 +9,8 @@
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
 # norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report
 # sweep:        the seeded sweeps (SWEEPS=lerp by default; SWEEPS="rms_norm layer_norm" for the norms) against torch, torch.compile (and
-#               Liger for the norms), each with its report; SWEEP_BUDGET ms of sampling per case (default 100)
+#               Liger for the norms), each with its report; SWEEP_BUDGET ms of sampling per case (default 100); torch.compile's
+#               caches are filled first by 8 processes at once (warm_compile)
 # lerp-host:    the same backward and fwd+bwd with --method host (launch latency and gaps included)
 # core:         the perf-core suite (matmul, softmax, layer_norm, elementwise, reductions) on PyTorch
 # validate:     op_benchmark, accuracy and tools validation scripts
@@ -59,14 +60,31 @@ step_norms() {
     python -m opbench report "$out/norms.json" --markdown "$out/norms.md"
 }
 
+# Fills torch.compile's on-disk caches for a suite's cases in 8 processes at once (a sweep run compiles each
+# case's graphs one after another otherwise: most of its time); the timed run then finds them compiled.
+warm_compile() {
+  local d=/tmp/warm_$1 f
+  rm -rf "$d" && mkdir -p "$d"
+  python -m opbench cases "$1" --device gpu 2>/dev/null | sed 's/^[^]]*\] //' >"$d/all.txt"
+  split -n r/8 "$d/all.txt" "$d/shard_"
+  for f in "$d"/shard_*; do
+    mv "$f" "$f.txt"
+    python -m opbench bench "$f.txt" --providers torch-compile --directions fwd,bwd --rounds 1 --budget 1 \
+      --min-samples 1 --warmup 0 --no-progress >/dev/null 2>&1 &
+  done
+  wait
+}
+
 step_sweep() {
   local op providers
   for op in ${SWEEPS:-lerp}; do
     providers=torch,torch-compile,torch-ops
     [ "$op" = lerp ] || { with_liger && providers=torch,torch-compile,liger,torch-ops; }
+    warm_compile "$op-sweep"
     python -m opbench bench "$op-sweep" --providers $providers --directions fwd,bwd --rounds 1 \
       --budget "${SWEEP_BUDGET:-100}" --method events --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md" &&
-      python -m opbench report "$out/sweep_$op.json" --markdown "$out/sweep_$op.md" || return 1
+      python -m opbench report "$out/sweep_$op.json" --markdown "$out/sweep_$op.md" &&
+      python docs/ops/sweep_doc.py "$out/sweep_$op.json" --out "$out/sweep_${op}_doc.md" || return 1
   done
 }
 
