@@ -29,7 +29,13 @@ def _csv_list(text: str) -> list[str]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     from op_benchmark.compare import DEFAULT_FAIL_PCT, DEFAULT_THRESHOLD_PCT
     from op_benchmark.directions import DIRECTIONS
-    from op_benchmark.stopping import DEFAULT_BUDGET_S, DEFAULT_MAX_SAMPLES, DEFAULT_MIN_SAMPLES, DEFAULT_NOISE
+    from op_benchmark.stopping import (
+        DEFAULT_BUDGET_S,
+        DEFAULT_MAX_SAMPLES,
+        DEFAULT_MIN_SAMPLES,
+        DEFAULT_NOISE,
+        DEFAULT_PRECISION,
+    )
     from op_benchmark.timers import METHODS
     from opbench.providers import PROVIDERS
 
@@ -55,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"never more samples (default {DEFAULT_MAX_SAMPLES})")
     p.add_argument("--noise", type=float, default=DEFAULT_NOISE * 100, metavar="PCT",
                    help=f"stop early once the relative noise is below PCT (default {DEFAULT_NOISE * 100}; 0: never)")
+    p.add_argument("--precision", type=float, default=DEFAULT_PRECISION * 100, metavar="PCT",
+                   help="stop a pass early once its median is known within +-PCT (95%% confidence interval, "
+                        f"distribution-free; default {DEFAULT_PRECISION * 100}; 0: never)")
     p.add_argument("--warmup", type=float, default=50.0, metavar="MS",
                    help="warm-up time after the first (JIT/autotune) call (default 50; later --rounds passes, "
                         f"whose code and caches are warm already, take at most {LATER_WARMUP_MS:.0f})")
@@ -151,7 +160,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.rounds < 1:
             raise ValueError("--rounds must be at least 1")
         rule = default_rule(args.budget / 1e3 / args.rounds, min_samples=args.min_samples, noise=args.noise / 100,
-                            max_samples=args.max_samples)
+                            max_samples=args.max_samples, precision=args.precision / 100)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.resume and not args.json:

@@ -77,6 +77,23 @@ def relative_noise(samples: Sequence[float]) -> float:
     return float((q3 - q1) / IQR_PER_SIGMA / med) if med > 0 else math.inf
 
 
+def median_precision(samples: Sequence[float], z: float = 1.96) -> float:
+    """Relative half-width of the median's distribution-free confidence interval (``z`` = 1.96: 95%).
+
+    The interval runs between the order statistics of ranks ``floor(n/2 - z*sqrt(n)/2)`` and
+    ``ceil(1 + n/2 + z*sqrt(n)/2)`` (the binomial rank bounds of the median, 1-based), so it holds whatever
+    the samples' distribution; ``inf`` below 3 samples or a zero median.
+    """
+    n = len(samples)
+    if n < 3:
+        return math.inf
+    arr = np.sort(np.asarray(samples, dtype=np.float64))
+    med = float(np.median(arr))
+    reach = z * math.sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - reach) - 1), min(n - 1, math.ceil(1 + n / 2 + reach) - 1)
+    return float((arr[hi] - arr[lo]) / 2 / med) if med > 0 else math.inf
+
+
 def bootstrap_ratio_ci(base: Sequence[float], new: Sequence[float], *, level: float = 0.95,
                        resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """``median(new) / median(base)`` and its ``level`` confidence interval (percentile bootstrap).
