@@ -63,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"stop early once the relative noise is below PCT (default {DEFAULT_NOISE * 100}; 0: never)")
     p.add_argument("--precision", type=float, default=DEFAULT_PRECISION * 100, metavar="PCT",
                    help="stop a pass early once its median is known within +-PCT (95%% confidence interval, "
-                        f"distribution-free; default {DEFAULT_PRECISION * 100}; 0: never)")
+                        f"distribution-free; default {DEFAULT_PRECISION * 100:g}: never, since runs stopped at "
+                        "0.5 gave opbench compare false alarms; 0.5 for a quicker look)")
     p.add_argument("--warmup", type=float, default=50.0, metavar="MS",
                    help="warm-up time after the first (JIT/autotune) call (default 50; later --rounds passes, "
                         f"whose code and caches are warm already, take at most {LATER_WARMUP_MS:.0f})")
