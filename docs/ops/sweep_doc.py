@@ -1,14 +1,15 @@
-"""Render a seeded sweep's table of record from its ``opbench bench`` JSON: the ops targets and their bounds.
+"""Render an op's GPU table of record from its ``opbench bench`` JSON: the ops targets and their bounds.
 
     python docs/ops/sweep_doc.py OUT/sweep_layer_norm.json --out docs/ops/sweep_layer_norm_h100.md
+    python docs/ops/sweep_doc.py OUT/norms.json --out docs/ops/norms_h100.md
 
-The JSON is what ``bash docs/gpu_run.sh OUT sweep`` writes. The targets, per direction, for the candidate
-(``torch-ops``): no case below 0.95x of the fastest anchor (``torch.compile`` or Liger), a geometric mean of
-at least 1.2x ``torch.compile``, and the large cases (at least :data:`LARGE_BYTES` must move) at at least 90%
-of the measured copy bandwidth. Each target gets its physical bound: a case cannot take less than the bytes
-that must move at the copy bandwidth, nor less than the fastest call of the run (one launch, L2 flushed); so
-no kernel can be more than ``anchor time / that floor`` faster than an anchor, and the geometric mean of
-those ceilings bounds the reachable geometric mean.
+The JSON is what ``bash docs/gpu_run.sh OUT sweep`` (a seeded sweep) or ``norms`` (the named suites) writes.
+The targets, per direction, for the candidate (``torch-ops``): no case below 0.95x of the fastest anchor
+(``torch.compile`` or Liger), a geometric mean of at least 1.2x ``torch.compile``, and the large cases (at least
+:data:`LARGE_BYTES` must move) at at least 90% of the measured copy bandwidth. Each target gets its physical
+bound: a case cannot take less than the bytes that must move at the copy bandwidth, nor less than the fastest
+call of the run (one launch, L2 flushed); so no kernel can be more than ``anchor time / that floor`` faster than
+an anchor, and the geometric mean of those ceilings bounds the reachable geometric mean.
 """
 
 from __future__ import annotations
@@ -43,26 +44,28 @@ def floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float:
     return max(move_us, launch_us)
 
 
-def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Record]]:
-    out: dict[tuple[str, str], dict[str, Record]] = {}
+def rows_by_case(records: list[Record]) -> dict[tuple[str, str, str], dict[str, Record]]:
+    """(op, case, direction) -> provider -> record, for the records that ran."""
+    out: dict[tuple[str, str, str], dict[str, Record]] = {}
     for r in records:
         if r.ok:
-            out.setdefault((r.case, r.direction), {})[r.provider] = r
+            out.setdefault((r.api.rsplit(".", 1)[-1], r.case, r.direction), {})[r.provider] = r
     return out
 
 
 def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
-    """The summary table (one row per direction) and the per-case table (slowest against the fastest anchor first)."""
+    """The summary table (one row per op and direction) and the per-case table (slowest against the fastest
+    anchor first)."""
     peak = result.env.get("peak_bandwidth_gbps")
     by_case = rows_by_case(result.records)
     launch_us = min((r.median_us for row in by_case.values() for r in row.values() if r.median_us), default=0.0)
     summary, cases = [], []
-    for direction in dict.fromkeys(d for _, d in by_case):
+    for op, direction in dict.fromkeys((o, d) for o, _, d in by_case):
         vs_fast, vs_compile, ceil_compile, large, below = [], [], [], [], 0
-        for (case, d), row in by_case.items():
+        for (o, case, d), row in by_case.items():
             ours = row.get(CANDIDATE)
             fast = [row[p] for p in FAST_ANCHORS if p in row]
-            if d != direction or ours is None or not fast:
+            if (o, d) != (op, direction) or ours is None or not fast:
                 continue
             best = min(fast, key=lambda r: r.median_us)
             floor = floor_us(ours, peak, launch_us)
@@ -81,7 +84,7 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
             continue
         ceiling = geomean(ceil_compile)
         summary.append([
-            direction, str(len(vs_fast)), f"{min(vs_fast):.2f}x", f"{below}",
+            op, direction, str(len(vs_fast)), f"{min(vs_fast):.2f}x", f"{below}",
             f"{geomean(vs_compile):.2f}x" if vs_compile else "n/a",
             f"{ceiling:.2f}x" + (" (1.2x unreachable)" if ceiling < GEOMEAN_VS_COMPILE else ""),
             f"{sum(p >= LARGE_PCT for p in large)} of {len(large)}" if large else "no large case",
@@ -96,25 +99,27 @@ def render(result: BenchResult, source: str) -> str:
     gpu = (env.get("gpu") or {}).get("name", "unknown GPU")
     fw = ", ".join(f"{k} {v['version']}" for k, v in (env.get("frameworks") or {}).items()
                    if isinstance(v, dict) and v.get("version"))
-    ops = sorted({r.api.rsplit(".", 1)[-1] for r in result.records})
     cfg = result.config
+    suites = cfg.get("cases") or sorted({r.api.rsplit(".", 1)[-1] for r in result.records})
+    swept = any(str(s).endswith("-sweep") for s in suites)
+    drawn = ("The cases are drawn from a fixed seed by `opbench/suites/sweeps.py`; " if swept
+             else "The cases are the named suites' (`opbench/suites/`); ")
     summary, cases = targets(result)
-    head = ["direction", "cases", f"min vs fastest anchor (target >= {MIN_VS_FASTEST}x)",
+    head = ["op", "direction", "cases", f"min vs fastest anchor (target >= {MIN_VS_FASTEST}x)",
             f"cases below {MIN_VS_FASTEST}x", f"geomean vs torch.compile (target >= {GEOMEAN_VS_COMPILE}x)",
             "ceiling of that geomean", f"large cases at >= {LARGE_PCT:.0f}% of copy bandwidth"]
     case_head = ["case", "dir", "ours (us)", "fastest anchor (us)", "ours vs it", "ours % of copy bw",
                  "its % of copy bw", "ceiling vs it"]
     rows = report.candidate_speedups(result.records, per_anchor=True)
     lines = [
-        f"# {', '.join(ops)} sweep on an {gpu}",
+        f"# {', '.join(suites)} on an {gpu}",
         "",
-        f"Produced by [sweep_doc.py](sweep_doc.py) from `{source}`, the JSON of `bash docs/gpu_run.sh OUT sweep` "
-        f"(`opbench bench {' '.join(cfg.get('cases') or [])} --providers {','.join(cfg.get('providers') or [])} "
+        f"Produced by [sweep_doc.py](sweep_doc.py) from `{source}`, the JSON of `bash docs/gpu_run.sh OUT ...` "
+        f"(`opbench bench {' '.join(suites)} --providers {','.join(cfg.get('providers') or [])} "
         f"--rounds {cfg.get('rounds', 1)} --method {cfg.get('method', 'events')}`); {fw}; driver "
         f"{env.get('driver', '?')}; commit {env.get('git_commit') or 'unknown'}; {env.get('time', '')}. "
-        f"Copy bandwidth measured by the run: {env.get('peak_bandwidth_gbps') or 0:.0f} GB/s. The cases are drawn "
-        "from a fixed seed by `opbench/suites/sweeps.py`; the candidate is our op through its PyTorch binding "
-        f"(`{CANDIDATE}`).",
+        f"Copy bandwidth measured by the run: {env.get('peak_bandwidth_gbps') or 0:.0f} GB/s. " + drawn +
+        f"the candidate is our op through its PyTorch binding (`{CANDIDATE}`).",
         "",
         "## Targets",
         "",
