@@ -31,7 +31,10 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "block_4096": ((1500, 4096), "same", "same"),
     "block_8192": ((300, 8192), "same", None),
     "block_16384": ((129, 16384), "same", "same"),
-    "loop_5121": ((300, 5121), "same", "same"),
+    "narrow_31": ((1000, 31), "f32", "f32"),  # odd lengths up to 8,192 (fwd) / 4,096 (bwd): one-element packs
+    "narrow_999": ((333, 999), "same", "same"),
+    "loop_5121": ((300, 5121), "same", "same"),  # fwd: one-element packs; bwd: the loop
+    "loop_9001": ((50, 9001), "same", None),
     "loop_65536": ((5, 65536), "same", "same"),
     "loop_many_rows": ((700, 20000), "f32", "f32"),
 }

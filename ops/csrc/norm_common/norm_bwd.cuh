@@ -2,7 +2,7 @@
 // each runs. With xhat = (x - mean) * rstd and g = dy * w:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) term for rms_norm)
 //   dw = sum over rows of dy * xhat,  db = sum over rows of dy.
-//   bwd_reg     : the row in registers (kTPR threads a row, kVecs packs a thread, as fwd_reg); a fixed
+//   bwd_reg     : the row in registers (kTPR threads a row, kVecs packs of V a thread, as fwd_reg); a fixed
 //                 grid of row groups loops over rows, each group adding its rows' dw/db terms in
 //                 registers; the groups of a block add theirs in shared memory, in order, and the block
 //                 writes one fp32 partial row.
@@ -17,12 +17,11 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int V = 16 / sizeof(T)>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
             float* __restrict__ part_w, float* __restrict__ part_b, int64_t rows, int cols) {
-  constexpr int V = 16 / sizeof(T);
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   __shared__ float smem[2 * 32];
   const int lane = threadIdx.x % kTPR;
@@ -107,9 +106,14 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
         const int c = (lane + i * kTPR) * V;
         if (c >= cols) continue;
         float* out = part + blockIdx.x * static_cast<int64_t>(cols) + c;
+        if constexpr (V % 4 == 0) {  // 16-byte aligned: cols is a multiple of V
 #pragma unroll
-        for (int k = 0; k < V; k += 4) {
-          *reinterpret_cast<float4*>(out + k) = make_float4(acc[i][k], acc[i][k + 1], acc[i][k + 2], acc[i][k + 3]);
+          for (int k = 0; k < V; k += 4) {
+            *reinterpret_cast<float4*>(out + k) = make_float4(acc[i][k], acc[i][k + 1], acc[i][k + 2], acc[i][k + 3]);
+          }
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) out[k] = acc[i][k];
         }
       }
     }

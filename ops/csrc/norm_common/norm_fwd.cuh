@@ -1,7 +1,8 @@
 // Forward kernels of the norm ops (kCenter: layer_norm, else rms_norm); see norm_launch.cuh for when
 // each runs.
-//   fwd_reg : the row in registers. kTPR threads per row (32: a warp per row, 4 rows a block; 128-512:
-//             a block per row), kVecs 16-byte packs per thread; one read of x, one write of y.
+//   fwd_reg : the row in registers. kTPR threads per row (32: a warp per row, 4 rows a block; 128-1024:
+//             a block per row), kVecs packs of V elements per thread (16 bytes, or V = 1 for rows of any
+//             length and alignment); one read of x, one write of y.
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -11,11 +12,10 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int V = 16 / sizeof(T)>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps) {
-  constexpr int V = 16 / sizeof(T);
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   __shared__ float smem[2 * 32];
   const int lane = threadIdx.x % kTPR;
