@@ -16,7 +16,8 @@
 # validate:     op_benchmark, accuracy and tools validation scripts
 # verdicts:     accuracy verdicts: false failures and planted defects on the GPU (docs/accuracy/verdicts.py)
 # ray-scaling:  accuracy on Ray, 1 vs 2 GPU actors, >= 400 cases (docs/ray_scaling.py; needs 2 GPUs and the ray extra)
-# compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power
+# compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power (AA_ARGS: extra
+#               bench options to validate, e.g. AA_ARGS="--precision 0.5")
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
 # paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz, made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
@@ -118,7 +119,8 @@ step_ray-scaling() {
 step_compare-aa() {
   local runs=()
   for i in 1 2 3 4 5 6; do
-    python -m opbench bench lerp --providers torch,torch-ops --directions fwd,bwd --method events \
+    # shellcheck disable=SC2086  # AA_ARGS: extra bench options to validate (e.g. --precision 0.5)
+    python -m opbench bench lerp --providers torch,torch-ops --directions fwd,bwd --method events ${AA_ARGS:-} \
       --json "/tmp/aa_run$i.json" --no-progress >/dev/null || return 1
     runs+=("/tmp/aa_run$i.json")
   done

@@ -137,7 +137,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from op_benchmark import render, report
     from op_benchmark.directions import DIRECTIONS
     from op_benchmark.results import BenchResult, Journal, journal_path, merge_rounds, write_json
-    from op_benchmark.runner import BenchConfig, Runner, available_cores
+    from op_benchmark.runner import BenchConfig, Runner
     from op_benchmark.stopping import default_rule
     from opbench import env as env_mod
     from opbench.backends import default_device
@@ -187,9 +187,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                          rule=rule, warmup_s=args.warmup / 1e3, seed=args.seed,
                          memory_limit=args.memory_limit or _free_memory(providers, device),
                          peak_gbps=env.get("peak_bandwidth_gbps"),
-                         cpu_threads=args.threads or (available_cores() if device == "cpu" else None))
-    if config.threads() is not None:
-        env["cpu"]["threads"] = config.threads()
+                         cpu_threads=args.threads)
+    if config.cpu_threads is not None:
+        env["cpu"]["threads"] = config.cpu_threads
     meta = config.as_dict() | {"cases": args.cases, "rounds": args.rounds}
     last_save = [time.monotonic()]
     ray_run = args.executor == "ray"

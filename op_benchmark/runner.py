@@ -55,19 +55,19 @@ class BenchConfig:
     # _shift_placement). None: no shift.
     placement_seed: int | None = None
     # CPU: the threads every framework's CPU ops (and ops/'s kernels through each binding) run on, the
-    # same for all, so no provider is compared on more cores than another. None: available_cores().
+    # same for all, so no provider is compared on more cores than another. None: available_cores() where
+    # the config is made (a Ray actor gets the driver's count); always None on the GPU.
     cpu_threads: int | None = None
 
-    def threads(self) -> int | None:
-        """The CPU thread count this run uses (None on the GPU)."""
-        return (self.cpu_threads or available_cores()) if self.device == "cpu" else None
+    def __post_init__(self) -> None:
+        self.cpu_threads = (self.cpu_threads or available_cores()) if self.device == "cpu" else None
 
     def as_dict(self) -> dict[str, Any]:
         return {"providers": list(self.providers), "directions": list(self.directions), "device": self.device,
                 "method": effective_method(self.method, self.device), "min_samples": self.rule.min_samples,
                 "criteria": [repr(c) for c in self.rule.criteria], "warmup_s": self.warmup_s,
                 "seed": self.seed, "release_memory": self.release_memory, "placement_seed": self.placement_seed,
-                "cpu_threads": self.threads()}
+                "cpu_threads": self.cpu_threads}
 
 
 def _framework(provider: str) -> str:
@@ -159,10 +159,9 @@ class Runner:
         # long run in CI or behind a pipe shows it is alive; False: nothing; True: always a bar.
         bar = Progress(len(cases) * len(self.config.directions), label=self.label, progress=self.progress,
                        rounds_after=self.rounds_after)
-        threads = self.config.threads()
-        if threads is not None:
+        if self.config.cpu_threads is not None:
             for backend in _backends(self.config.providers, "cpu"):
-                backend.set_cpu_threads(threads)
+                backend.set_cpu_threads(self.config.cpu_threads)
         try:
             for case in cases:
                 values: list[Any] | None = None

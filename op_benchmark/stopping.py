@@ -7,7 +7,7 @@ time budget spent, sample cap), and says which one in ``reason``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -19,7 +19,8 @@ DEFAULT_MAX_SAMPLES = 10_000
 DEFAULT_NOISE = 0.005  # nvbench's 0.5% relative noise
 # Off by default: on an H100, three A/A pairs of the lerp suite stopped at +-0.5% flagged 2 of 144 rows
 # FASTER/SLOWER in opbench compare (none with the full budget), and a planted 5% slowdown was called in
-# 87-100% of rows of 20 us or more (97-100% with it); `--precision 0.5` trades that for a shorter run.
+# 87-100% of rows of 20 us or more (97-100% without it); `--precision 0.5` trades that for a shorter run
+# (AA_ARGS="--precision 0.5" bash docs/gpu_run.sh OUT compare-aa measures it).
 DEFAULT_PRECISION = 0.0
 
 
@@ -55,31 +56,35 @@ class TimeBudget:
 
 
 @dataclass(frozen=True)
-class NoiseTarget:
-    """Stop once the relative noise is below ``target`` (checked from ``min_samples`` on)."""
+class _BelowTarget:
+    """Stop once a spread figure of the samples (``measure``) is below ``target``, checked from
+    ``min_samples`` on at :func:`checkpoint` counts (the figures sort the samples)."""
 
     target: float
     min_samples: int = 20
-    name: str = "noise"
+    name: str = ""
+    measure: Callable[[Sequence[float]], float] = field(default=relative_noise, repr=False)  # repr: run configs
 
     def met(self, state: SamplingState) -> bool:
         n = len(state.samples_us)
-        return n >= self.min_samples and checkpoint(n) and relative_noise(state.samples_us) < self.target
+        return n >= self.min_samples and checkpoint(n) and self.measure(state.samples_us) < self.target
 
 
 @dataclass(frozen=True)
-class MedianPrecision:
+class NoiseTarget(_BelowTarget):
+    """Stop once the relative noise (IQR / 1.349 / median) is below ``target``."""
+
+    name: str = "noise"
+
+
+@dataclass(frozen=True)
+class MedianPrecision(_BelowTarget):
     """Stop once the median is known within +-``target`` (relative half-width of its 95% confidence interval,
-    distribution-free), checked from ``min_samples`` on. The figure a table reports is the median: once it
-    is pinned down, more samples only cost time (a kernel of steady timing stops after a few dozen)."""
+    distribution-free). The figure a table reports is the median: once it is pinned down, more samples only
+    cost time (a kernel of steady timing stops after a few dozen)."""
 
-    target: float
-    min_samples: int = 20
     name: str = "precision"
-
-    def met(self, state: SamplingState) -> bool:
-        n = len(state.samples_us)
-        return n >= self.min_samples and checkpoint(n) and median_precision(state.samples_us) < self.target
+    measure: Callable[[Sequence[float]], float] = field(default=median_precision, repr=False)
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
     peak = result.env.get("peak_bandwidth_gbps")
     by_case = rows_by_case(result.records)
     launch_us = min((r.median_us for row in by_case.values() for r in row.values() if r.median_us), default=0.0)
-    summary, cases = [], []
+    summary, cases = [], []  # cases: (ours vs the fastest anchor, table row)
     for op, direction in dict.fromkeys((o, d) for o, _, d in by_case):
         vs_fast, vs_compile, ceil_compile, large, below = [], [], [], [], 0
         for (o, case, d), row in by_case.items():
@@ -77,9 +77,10 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
                 ceil_compile.append(row["torch-compile"].median_us / floor)
             if (ours.bytes or 0) >= LARGE_BYTES:
                 large.append(ours.pct_peak_bw or 0.0)
-            cases.append([case_label(case), d, f"{ours.median_us:.1f}", f"{best.median_us:.1f} ({best.provider})",
-                          f"{ratio:.2f}x", f"{ours.pct_peak_bw or 0:.0f}%", f"{best.pct_peak_bw or 0:.0f}%",
-                          f"{best.median_us / floor:.2f}x"])
+            cases.append((ratio, [case_label(case), d, f"{ours.median_us:.1f}",
+                                  f"{best.median_us:.1f} ({best.provider})", f"{ratio:.2f}x",
+                                  f"{ours.pct_peak_bw or 0:.0f}%", f"{best.pct_peak_bw or 0:.0f}%",
+                                  f"{best.median_us / floor:.2f}x"]))
         if not vs_fast:
             continue
         ceiling = geomean(ceil_compile)
@@ -89,8 +90,7 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
             f"{ceiling:.2f}x" + (" (1.2x unreachable)" if ceiling < GEOMEAN_VS_COMPILE else ""),
             f"{sum(p >= LARGE_PCT for p in large)} of {len(large)}" if large else "no large case",
         ])
-    cases.sort(key=lambda c: float(c[4].rstrip("x")))
-    return summary, cases
+    return summary, [row for _, row in sorted(cases, key=lambda c: c[0])]
 
 
 def render(result: BenchResult, source: str) -> str:
