@@ -326,50 +326,58 @@ def load(framework: str, device: str | None = None, ext: str = "lerp") -> Any:
 
     Raises ``RuntimeError`` when the framework is missing and :class:`BuildError` when compiling fails.
     """
+    default = f"{ext}-{framework}-default"  # the ops' Python APIs load on every call: one lookup once loaded
+    if device is None and default in _LOADED:
+        return _LOADED[default]
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r} (expected one of {', '.join(FRAMEWORKS)})")
     if not framework_installed(framework):
         raise RuntimeError(f"{framework} is not installed")
     _check_ext(ext)
-    device = device or default_device(framework)
+    asked, device = device, device or default_device(framework)
     key = f"{ext}-{framework}-{device}"
     with _LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        other = f"{ext}-{framework}-{'cpu' if device == 'gpu' else 'gpu'}"
-        if other in _LOADED:
-            raise RuntimeError(f"the {framework} {ext} extension was already loaded for {other.split('-')[2]}")
-        arch = gpu_arch(framework) if device == "gpu" else None
-        if device == "gpu" and not arch:
-            raise RuntimeError(f"{framework} has no usable CUDA GPU: cannot build the gpu extension")
-        bdir = build_dir(framework, device, ext)
-        name = f"opbench_{ext}_{framework}_{bdir.name.split('-')[1][:12]}"
-        sources = source_files(framework, device, ext)
-        bdir.mkdir(parents=True, exist_ok=True)
-        log = bdir / "build.log"
-        with _file_lock(bdir.with_suffix(".lock")):
-            fresh = not any(bdir.glob(f"{name}*.so"))
-            if fresh:  # the first run builds; later runs load the cached library at once
-                print(f"opbench: building the {framework} {ext} extension ({device}) once, cached in {bdir} "
-                      "(about a minute) ...", file=sys.stderr, flush=True)
-            start = time.monotonic()
-            try:
-                with _captured_output(log):
-                    mod = (_build_torch if framework == "torch" else _build_paddle)(name, sources, bdir, arch,
-                                                                                  include_dirs(ext))
-            except Exception as exc:  # noqa: BLE001 - rewrapped with the compiler's message
-                text = log.read_text(errors="replace") if log.exists() else ""
-                detail = _error_lines(text + "\n" + str(exc))
-                if framework == "paddle" and ("compile failed" in text or "error:" not in detail):
-                    detail = (_paddle_compile_errors(sources, arch, ext) + "\n" + detail).strip()
-                raise BuildError(f"building the {framework} {ext} extension ({device}) in {bdir} failed:\n"
-                                 f"{detail}") from exc
-        if fresh:
-            print(f"opbench: built the {framework} {ext} extension in {time.monotonic() - start:.0f} s",
-                  file=sys.stderr, flush=True)
-        result = mod if framework == "paddle" else True
-        _LOADED[key] = result
-        return result
+        if key not in _LOADED:
+            other = f"{ext}-{framework}-{'cpu' if device == 'gpu' else 'gpu'}"
+            if other in _LOADED:
+                raise RuntimeError(f"the {framework} {ext} extension was already loaded for {other.split('-')[2]}")
+            _LOADED[key] = _build_and_load(framework, device, ext)
+        if asked is None:
+            _LOADED[default] = _LOADED[key]
+        return _LOADED[key]
+
+
+def _build_and_load(framework: str, device: str, ext: str) -> Any:
+    """Compile (or find in the cache) and import one extension; the module (Paddle) or True (torch)."""
+    arch = gpu_arch(framework) if device == "gpu" else None
+    if device == "gpu" and not arch:
+        raise RuntimeError(f"{framework} has no usable CUDA GPU: cannot build the gpu extension")
+    bdir = build_dir(framework, device, ext)
+    name = f"opbench_{ext}_{framework}_{bdir.name.split('-')[1][:12]}"
+    sources = source_files(framework, device, ext)
+    bdir.mkdir(parents=True, exist_ok=True)
+    log = bdir / "build.log"
+    with _file_lock(bdir.with_suffix(".lock")):
+        fresh = not any(bdir.glob(f"{name}*.so"))
+        if fresh:  # the first run builds; later runs load the cached library at once
+            print(f"opbench: building the {framework} {ext} extension ({device}) once, cached in {bdir} "
+                  "(about a minute) ...", file=sys.stderr, flush=True)
+        start = time.monotonic()
+        try:
+            with _captured_output(log):
+                mod = (_build_torch if framework == "torch" else _build_paddle)(name, sources, bdir, arch,
+                                                                              include_dirs(ext))
+        except Exception as exc:  # noqa: BLE001 - rewrapped with the compiler's message
+            text = log.read_text(errors="replace") if log.exists() else ""
+            detail = _error_lines(text + "\n" + str(exc))
+            if framework == "paddle" and ("compile failed" in text or "error:" not in detail):
+                detail = (_paddle_compile_errors(sources, arch, ext) + "\n" + detail).strip()
+            raise BuildError(f"building the {framework} {ext} extension ({device}) in {bdir} failed:\n"
+                             f"{detail}") from exc
+    if fresh:
+        print(f"opbench: built the {framework} {ext} extension in {time.monotonic() - start:.0f} s",
+              file=sys.stderr, flush=True)
+    return mod if framework == "paddle" else True
 
 
 def build(framework: str, device: str | None = None, ext: str | None = None) -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, last_dim_only, rows_of, torch_ops
+from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, torch_ops
 from ops.tensors import dtype_name
 
 
@@ -57,16 +57,12 @@ def _torch_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
 
 
 def _paddle_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
-    import paddle
-
     mod = build.load("paddle", ext="norm")
     pd = dtype_name(weight if weight is not None else bias if bias is not None else x)
     if weight is None:
-        weight = paddle.ones([x.shape[-1]], dtype=pd)
-        weight.stop_gradient = True
+        weight = paddle_constant_row(x, 1.0, pd)
     if bias is None:
-        bias = paddle.zeros([x.shape[-1]], dtype=pd)
-        bias.stop_gradient = True
+        bias = paddle_constant_row(x, 0.0, pd)
     return mod.opbench_layer_norm(x, weight, bias, float(epsilon))[0]
 
 

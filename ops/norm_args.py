@@ -41,6 +41,27 @@ def _setup_torch(op: str, register: Callable[[Any], None]) -> None:
         _ready.add(op)
 
 
+_CONSTANT_ROWS: dict[tuple[float, int, str, str], Any] = {}
+_MAX_CONSTANT_ROWS = 64  # distinct (value, hidden, dtype, place) rows kept; the cache is emptied beyond
+
+
+def paddle_constant_row(x: Any, value: float, dtype: str) -> Any:
+    """A ``[hidden]`` Paddle tensor of ``value`` on x's place (the weight or bias a caller left out), made once
+    per (value, hidden, dtype, place) and reused: creating it on every call cost more than a small row's kernel."""
+    import numpy as np
+    import paddle
+
+    key = (value, int(x.shape[-1]), dtype, str(x.place))
+    row = _CONSTANT_ROWS.get(key)
+    if row is None:
+        if len(_CONSTANT_ROWS) >= _MAX_CONSTANT_ROWS:
+            _CONSTANT_ROWS.clear()
+        row = paddle.to_tensor(np.full([key[1]], value, dtype="float32"), place=x.place).astype(dtype)
+        row.stop_gradient = True
+        _CONSTANT_ROWS[key] = row
+    return row
+
+
 def rows_of(x: Any) -> Any:
     """The number of rows of ``x`` normalized over its last dim (a SymInt under tracing)."""
     rows = 1
@@ -84,7 +105,8 @@ def check_call(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> str:
         if p is not None and framework_of(p) != fw:
             raise TypeError(f"{op}: {name} must be a {fw} tensor like x, got {type(p).__name__}")
     check_spec(op, x, params, epsilon)
-    devs = {device_name(t, fw) for t in [x, *params.values()] if t is not None}
+    given = [p for p in params.values() if p is not None]
+    devs = {device_name(t, fw) for t in [x, *given]} if given else set()
     if len(devs) > 1:
         raise ValueError(f"{op}: tensors are on different devices ({', '.join(sorted(devs))})")
     return fw

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, last_dim_only, rows_of, torch_ops
+from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, torch_ops
+from ops.tensors import dtype_name
 
 
 def _register(torch: Any) -> None:
@@ -50,12 +51,9 @@ def _torch_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
 
 
 def _paddle_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
-    import paddle
-
     mod = build.load("paddle", ext="norm")
     if weight is None:
-        weight = paddle.ones([x.shape[-1]], dtype=x.dtype)
-        weight.stop_gradient = True
+        weight = paddle_constant_row(x, 1.0, dtype_name(x))
     return mod.opbench_rms_norm(x, weight, float(epsilon))[0]
 
 

@@ -28,6 +28,19 @@ def test_cpu_long_row(kind: str, norm_torch: Any) -> None:
     checks.check_against_reference(norm_torch, kind, (3, 65536), "same", "same", "float32", "cpu")
 
 
+def test_cpu_mean_far_from_zero(kind: str, norm_torch: Any) -> None:
+    """Rows whose mean is 1000x their spread, each starting with its largest element: the CPU forward's one-pass
+    moments (sums of x minus the row's first element) keep y to float32 rounding."""
+    torch = norm_torch
+    r = np.random.default_rng(3)
+    x = 1000.0 + r.standard_normal((16, 768))
+    x[:, 0] = x.max(-1) + 3.0
+    got = getattr(__import__("ops"), kind)(torch.tensor(x, dtype=torch.float32)).double().numpy()
+    want = reference(kind, x.astype(np.float32).astype(np.float64), None, None, np.zeros_like(x), checks.EPS[kind])
+    # the fp32 mean itself is rounded to half an ulp of 1000 (3e-5), which every fp32 kernel pays (torch: 7e-5)
+    close(f"{kind} y", got, want["y"], "float32", scale=2.0)
+
+
 def test_cpu_f32_weight_f16_input(kind: str, norm_torch: Any) -> None:
     checks.check_against_reference(norm_torch, kind, (8, 96), "f32", "f32", "float16", "cpu")
 

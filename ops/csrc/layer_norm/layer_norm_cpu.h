@@ -1,5 +1,5 @@
 // layer_norm CPU core (framework-free): y = (x - mean) * rstd * w + b over the last dimension,
-// rstd = 1/sqrt(var + eps) (two-pass variance). One path: rows in parallel (norm_common/norm_cpu.h,
+// rstd = 1/sqrt(var + eps) (mean and variance from one pass of shifted sums). One path: rows in parallel (norm_common/norm_cpu.h,
 // kCenter = true); dw and db summed over fixed row chunks.
 #pragma once
 
