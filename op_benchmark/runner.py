@@ -255,6 +255,8 @@ class Runner:
     def _sample(self, active: list[_Active]) -> None:
         cfg = self.config
         pending = list(active)
+        collecting = gc.isenabled()
+        gc.disable()  # a collection is the host's longest pause: none while calls are timed
         try:
             while pending:
                 for a in list(pending):
@@ -277,6 +279,8 @@ class Runner:
                         a.record.stop_reason = reason
                         pending.remove(a)
         finally:
+            if collecting:
+                gc.enable()
             # Runs on Ctrl-C too: a provider with samples keeps them (stop_reason says it was cut).
             for a in active:
                 rec = a.record

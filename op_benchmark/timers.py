@@ -20,7 +20,10 @@ from opbench.backends import Backend
 
 METHODS = ("events", "kernel", "graph", "host")
 THROTTLE_FRACTION = 0.75  # nvbench discards samples taken below 75% of the max SM clock
-PAD_US = 1000.0  # keep the GPU busy this long before the start event, so launches are queued in time
+# Keep the GPU busy at least this long before the start event, so the call's launches are queued in time
+# (four times the call's own host launch time when that is longer). The sampling loop runs with Python's
+# garbage collector off, the host's largest pause; 250 us then leaves an eager call's launch 10x slack.
+PAD_US = 250.0
 MAX_PAD_FLUSHES = 64
 
 Sampler = Callable[[], float]
@@ -46,7 +49,7 @@ class EventTimer(Timer):
     the call's host-side launch time), so every kernel of the call is queued before the start
     event runs: the pair then times the device, not the host's launch latency or jitter (the
     same idea as nvbench's blocking kernel). Without it, a slow moment on the host shows up as
-    device time in launch-bound cases.
+    device time in launch-bound cases. The pad is most of a short call's sample in wall time.
     """
 
     method = "events"

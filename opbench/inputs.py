@@ -211,15 +211,51 @@ _INT_KINDS = frozenset({"shape", "broadcast", "axes", "permutation", "sections"}
 
 
 def _uniform(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, domain: Domain) -> np.ndarray:
+    """``random * (high - low) + low`` in float64 (pushed ``min_abs`` away from zero), then cast to ``dtype``.
+
+    A large tensor is drawn in chunks on several threads, each from a copy of the generator advanced to
+    its chunk's first value, so the bits are those of one serial draw (NumPy's fill releases the GIL).
+    """
+    out = np.empty(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    n = flat.size
+    workers = min(_DRAW_THREADS, n // PARALLEL_CHUNK) if hasattr(rng.bit_generator, "advance") else 1
+    if workers <= 1:
+        _uniform_chunk(rng, flat, domain)
+        return out
+    from concurrent.futures import ThreadPoolExecutor
+
+    state = rng.bit_generator.state
+    bounds = range(0, n, PARALLEL_CHUNK)
+
+    def fill(start: int) -> None:
+        bits = type(rng.bit_generator)()
+        bits.state = state
+        bits.advance(start)  # one 64-bit draw per float64 value
+        _uniform_chunk(np.random.Generator(bits), flat[start:start + PARALLEL_CHUNK], domain)
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(fill, bounds))
+    rng.bit_generator.advance(n)  # the caller's generator ends where a serial draw would leave it
+    return out
+
+
+def _uniform_chunk(rng: np.random.Generator, out: np.ndarray, domain: Domain) -> None:
     # In place: the same IEEE operations, element by element, as ``random * (high - low) + low``,
-    # without two more float64 arrays the size of the tensor.
-    values = rng.random(shape, dtype=np.float64)
+    # without two more float64 arrays the size of the chunk.
+    values = out if out.dtype == np.float64 else np.empty(out.shape, dtype=np.float64)
+    rng.random(out=values)
     values *= domain.high - domain.low
     values += domain.low
     if domain.min_abs > 0:
         small = np.abs(values) < domain.min_abs
         values = np.where(small, np.copysign(domain.min_abs, values) + values, values)
-    return values.astype(dtype, copy=False)
+    if values is not out:
+        out[...] = values
+
+
+PARALLEL_CHUNK = 1 << 22  # values per chunk of a threaded draw (32 MiB of float64)
+_DRAW_THREADS = min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,12 @@
 A ``cold`` run starts from empty caches (``OPBENCH_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in a fresh
 temporary folder), so its time includes building the custom ops for each installed framework and, on a
 GPU, compiling every case under ``torch.compile``; a ``warm`` run reuses those caches, as a developer's
-second run does. The command is run exactly as the README gives it, with only ``--json`` added to
-read the records back. The device's section of main_command.md (one per CPU model or GPU name) is
-replaced; the other sections are kept, so the CPU and GPU figures live in one table of record.
+second run does. Where the environment sets ``PYTHONDONTWRITEBYTECODE`` (containers do), Python's
+bytecode is cached beside them instead (``PYTHONPYCACHEPREFIX``), as a pip install leaves it: otherwise
+every run compiles torch's and Triton's sources again, 5-10 s on the GPU host. The command is run exactly
+as the README gives it, with only ``--json`` added to read the records back. The device's section of
+main_command.md (one per CPU model or GPU name) is replaced; the other sections are kept, so the CPU and
+GPU figures live in one table of record.
 
 Each run also says where its time goes: the command runs in a child process that times the benchmark
 loop's steps (sampling, drawing inputs, releasing device memory, copying inputs to the device, warm-up,
@@ -92,6 +95,8 @@ def run_once(cache: Path, json_path: Path) -> dict:
     (the same ``opbench`` main, with the probe installed first)."""
     env = dict(os.environ, OPBENCH_CACHE_DIR=str(cache), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"),
                PYTHONPATH=str(REPO))
+    if env.pop("PYTHONDONTWRITEBYTECODE", None):  # an environment that keeps no bytecode (a container's
+        env["PYTHONPYCACHEPREFIX"] = str(cache / "pycache")  # setting): kept beside the caches, as pip would
     probe = json_path.with_suffix(".probe.json")
     argv = [sys.executable, str(Path(__file__).resolve()), "--probe", str(probe), *COMMAND[3:], "--json",
             str(json_path)]
@@ -100,6 +105,7 @@ def run_once(cache: Path, json_path: Path) -> dict:
     wall = time.perf_counter() - start
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     return {"wall_s": wall, "rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+            "pycache": "PYTHONPYCACHEPREFIX" in env,
             "env": data.get("env", {}), "records": len(data.get("records", [])),
             "probe": json.loads(probe.read_text()) if probe.exists() else None}
 
@@ -164,6 +170,8 @@ def section(runs: dict[str, dict]) -> tuple[str, str]:
         "",
         *rows,
         "",
+        *(["This environment sets PYTHONDONTWRITEBYTECODE: Python's bytecode was cached beside the other caches "
+           "(PYTHONPYCACHEPREFIX), as a pip install leaves it.", ""] if last.get("pycache") else []),
         *(["Where the time in the benchmark loop went (all rounds; inputs: drawing the seeded host arrays; "
            "release: garbage collection and emptying the frameworks' caches before each case and direction; "
            "to device: the inputs' host-to-device copies; rest of prepare: building each provider's call, its "

@@ -152,3 +152,18 @@ def test_integer_tensors_get_a_domain_by_parameter_name():
     _, idx = inputs.generate(parse_line('paddle.index_select(Tensor([5, 7],"float32"), index=Tensor([9],"int64"), '
                                         'dim=1, )'), 0)
     assert idx.max() < 7
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_threaded_draw_gives_the_serial_bits(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    """A tensor drawn in chunks on threads has the bits of one serial draw, and leaves the generator
+    where the serial draw does (a complex tensor draws its imaginary part after the real one)."""
+    monkeypatch.setattr(inputs, "PARALLEL_CHUNK", 1000)
+    spec = TensorSpec((7, 1001), dtype)
+    serial_rng, threaded_rng = np.random.default_rng(11), np.random.default_rng(11)
+    monkeypatch.setattr(inputs, "_DRAW_THREADS", 1)
+    serial = inputs.draw(spec, DEFAULT, serial_rng)
+    monkeypatch.setattr(inputs, "_DRAW_THREADS", 4)
+    threaded = inputs.draw(spec, DEFAULT, threaded_rng)
+    assert threaded.dtype == serial.dtype and threaded.tobytes() == serial.tobytes()
+    assert threaded_rng.random() == serial_rng.random()

@@ -135,3 +135,20 @@ def test_release_empties_every_backend_cache(monkeypatch):
         gc.unfreeze()  # the release froze this process's objects (runner._collect_garbage)
     assert Fake.emptied == 2
     assert config().as_dict()["release_memory"] is True
+
+
+def test_sampling_runs_with_the_garbage_collector_off() -> None:
+    """No collection pauses a timed call; the collector is back on (as it was) after the pass."""
+    from op_benchmark.runner import _Active
+
+    seen: list[bool] = []
+
+    def sampler() -> float:
+        seen.append(gc.isenabled())
+        return 1.0
+
+    r = Runner(config(rule=default_rule(10.0, min_samples=5, noise=None, max_samples=5)), progress=False)
+    rec = r._record(parse_line(SMALL), "torch", "fwd")
+    r._sample([_Active(rec, sampler, keep=[])])
+    assert seen == [False] * 5 and gc.isenabled()
+    assert rec.samples == 5

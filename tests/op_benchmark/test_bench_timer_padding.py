@@ -58,8 +58,8 @@ def test_pad_is_capped():
 
 
 def test_sample_flushes_before_the_start_event_only():
-    gpu = FakeGpu(flush_us=250.0)
+    gpu = FakeGpu(flush_us=PAD_US / 4)
     sampler = EventTimer(gpu).bind(lambda: gpu.clock.__setitem__(0, gpu.clock[0] + 7.0))
     before = gpu.flushes
     assert sampler() == 7.0  # the flushes are outside the event pair
-    assert gpu.flushes - before == 4  # 1000 us / 250 us
+    assert gpu.flushes - before == 4  # PAD_US in four flushes
