@@ -111,6 +111,7 @@ class _Active:
     clocks: list[int] = field(default_factory=list)
     throttled: int = 0
     keep: list[Any] = field(default_factory=list)  # tensors and graphs the sampler needs alive
+    backend: Any = None  # the framework backend the sampler queues work on
 
 
 class Runner:
@@ -240,7 +241,7 @@ class Runner:
             if rec.status == "oom":
                 _release([provider_name], cfg.device, freeze=False)
             return None
-        return _Active(rec, sampler, keep=[call, timed])
+        return _Active(rec, sampler, keep=[call, timed], backend=call.backend)
 
     def _warm_up(self, backend: Any, fn: Callable[[], Any]) -> None:
         """First call (JIT builds, autotuning) untimed, then calls until ``warmup_s`` and 3 calls."""
@@ -258,8 +259,12 @@ class Runner:
         collecting = gc.isenabled()
         gc.disable()  # a collection is the host's longest pause: none while calls are timed
         try:
+            last = None  # the backend of the sample taken last
             while pending:
                 for a in list(pending):
+                    if last is not None and a.backend is not last:
+                        last.synchronize()  # a sample may still be queued there (events are pipelined):
+                    last = a.backend  # another framework's stream must not run beside it
                     t0 = time.perf_counter()
                     try:
                         us = a.sampler()

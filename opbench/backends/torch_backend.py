@@ -35,6 +35,9 @@ class _CudaEvent(Event):
         assert isinstance(end, _CudaEvent)
         return self.e.elapsed_time(end.e)
 
+    def wait(self) -> None:
+        self.e.synchronize()
+
 
 class TorchBackend(Backend):
     """PyTorch on the CPU or the current CUDA device."""

@@ -152,3 +152,32 @@ def test_sampling_runs_with_the_garbage_collector_off() -> None:
     r._sample([_Active(rec, sampler, keep=[])])
     assert seen == [False] * 5 and gc.isenabled()
     assert rec.samples == 5
+
+
+def test_samples_of_two_frameworks_never_overlap() -> None:
+    """A pipelined sampler leaves a sample queued: the runner drains its framework before another's samples."""
+    from op_benchmark.runner import _Active
+
+    log: list[str] = []
+
+    class Backend:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def synchronize(self) -> None:
+            log.append(f"sync {self.name}")
+
+    a, b = Backend("a"), Backend("b")
+
+    def sampler_for(name: str):  # noqa: ANN202
+        def sample() -> float:
+            log.append(f"sample {name}")
+            return 1.0
+        return sample
+
+    r = Runner(config(rule=default_rule(10.0, min_samples=2, noise=None, max_samples=2)), progress=False)
+    active = [_Active(r._record(parse_line(SMALL), p, "fwd"), sampler_for(n), keep=[], backend=be)
+              for p, n, be in (("torch", "a1", a), ("torch-ops", "a2", a), ("paddle", "b1", b))]
+    r._sample(active)
+    assert log == ["sample a1", "sample a2", "sync a", "sample b1", "sync b", "sample a1", "sample a2", "sync a",
+                   "sample b1"]
