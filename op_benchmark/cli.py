@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from op_benchmark.compare import DEFAULT_FAIL_PCT, DEFAULT_THRESHOLD_PCT
     from op_benchmark.directions import DIRECTIONS
     from op_benchmark.stopping import (
-        DEFAULT_BUDGETS_S,
+        DEFAULT_BUDGET_S,
         DEFAULT_MAX_SAMPLES,
         DEFAULT_MIN_SAMPLES,
         DEFAULT_NOISE,
@@ -53,9 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="GPU timing: events (default; L2 flushed before each sample), kernel (profiler kernel "
                         "sum), graph (CUDA-graph replay), host (started on an idle GPU: launch latency and gaps "
                         "included); the CPU always uses the wall clock")
-    p.add_argument("--budget", type=float, default=None, metavar="MS",
-                   help="sampling time per case, provider and direction (default: "
-                        + ", ".join(f"{v * 1e3:.0f} on the {k}" for k, v in DEFAULT_BUDGETS_S.items()) + ")")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S * 1e3, metavar="MS",
+                   help=f"sampling time per case, provider and direction (default {DEFAULT_BUDGET_S * 1e3:.0f})")
     p.add_argument("--min-samples", type=int, default=DEFAULT_MIN_SAMPLES, metavar="N",
                    help=f"never fewer samples (default {DEFAULT_MIN_SAMPLES})")
     p.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES, metavar="N",
@@ -139,7 +138,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from op_benchmark.directions import DIRECTIONS
     from op_benchmark.results import BenchResult, Journal, journal_path, merge_rounds, write_json
     from op_benchmark.runner import BenchConfig, Runner
-    from op_benchmark.stopping import DEFAULT_BUDGETS_S, default_rule
+    from op_benchmark.stopping import default_rule
     from opbench import env as env_mod
     from opbench.backends import default_device
     from opbench.cases import resolve
@@ -161,8 +160,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         if args.rounds < 1:
             raise ValueError("--rounds must be at least 1")
-        budget_s = DEFAULT_BUDGETS_S[device] if args.budget is None else args.budget / 1e3
-        rule = default_rule(budget_s / args.rounds, min_samples=args.min_samples, noise=args.noise / 100,
+        rule = default_rule(args.budget / 1e3 / args.rounds, min_samples=args.min_samples, noise=args.noise / 100,
                             max_samples=args.max_samples, precision=args.precision / 100)
     except ValueError as e:
         raise UsageError(str(e)) from None
