@@ -111,7 +111,6 @@ class _Active:
     clocks: list[int] = field(default_factory=list)
     throttled: int = 0
     keep: list[Any] = field(default_factory=list)  # tensors and graphs the sampler needs alive
-    backend: Any = None  # the framework backend the sampler queues work on
 
 
 class Runner:
@@ -241,7 +240,7 @@ class Runner:
             if rec.status == "oom":
                 _release([provider_name], cfg.device, freeze=False)
             return None
-        return _Active(rec, sampler, keep=[call, timed], backend=call.backend)
+        return _Active(rec, sampler, keep=[call, timed])
 
     def _warm_up(self, backend: Any, fn: Callable[[], Any]) -> None:
         """First call (JIT builds, autotuning) untimed, then calls until ``warmup_s`` and 3 calls."""
@@ -256,15 +255,9 @@ class Runner:
     def _sample(self, active: list[_Active]) -> None:
         cfg = self.config
         pending = list(active)
-        collecting = gc.isenabled()
-        gc.disable()  # a collection is the host's longest pause: none while calls are timed
         try:
-            last = None  # the backend of the sample taken last
             while pending:
                 for a in list(pending):
-                    if last is not None and a.backend is not last:
-                        last.synchronize()  # a sample may still be queued there (events are pipelined):
-                    last = a.backend  # another framework's stream must not run beside it
                     t0 = time.perf_counter()
                     try:
                         us = a.sampler()
@@ -284,8 +277,6 @@ class Runner:
                         a.record.stop_reason = reason
                         pending.remove(a)
         finally:
-            if collecting:
-                gc.enable()
             # Runs on Ctrl-C too: a provider with samples keeps them (stop_reason says it was cut).
             for a in active:
                 rec = a.record

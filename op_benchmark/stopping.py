@@ -13,10 +13,10 @@ from typing import Protocol
 
 from op_benchmark.stats import median_precision, relative_noise
 
-# Sampling time per case, provider and direction. On an H100, 100 ms (with a 250 us pad) took the GPU main
-# command from 56 to 32 s but gave opbench compare 1 false row in three A/A pairs of the lerp suite and
-# caught a planted 5% slowdown in 81-84% of rows >= 20 us; 300 ms gives no false row and 97-100%
-# (docs/op_benchmark/compare_validation.md).
+# Sampling time per case, provider and direction. On an H100, 100 ms (with a 250 us pad and samples
+# pipelined) took the GPU main command from 45 to 32 s, but three A/A pairs of the lerp suite then gave
+# opbench compare a false FASTER row and a planted 5% slowdown was called in 81-84% of rows >= 20 us,
+# against none and 94-100% with this budget and one sample at a time on the same machine.
 DEFAULT_BUDGET_S = 0.3
 DEFAULT_MIN_SAMPLES = 10
 DEFAULT_MAX_SAMPLES = 10_000

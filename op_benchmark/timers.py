@@ -20,10 +20,7 @@ from opbench.backends import Backend
 
 METHODS = ("events", "kernel", "graph", "host")
 THROTTLE_FRACTION = 0.75  # nvbench discards samples taken below 75% of the max SM clock
-# Keep the GPU busy at least this long before the start event, so the call's launches are queued in time
-# (four times the call's own host launch time when that is longer). On an H100, 250 us with a 100 ms budget
-# widened opbench compare's detectable change on A/A pairs from 2.5% to 4% (median row).
-PAD_US = 1000.0
+PAD_US = 1000.0  # keep the GPU busy this long before the start event, so launches are queued in time
 MAX_PAD_FLUSHES = 64
 
 Sampler = Callable[[], float]
@@ -45,15 +42,11 @@ class Timer(ABC):
 class EventTimer(Timer):
     """One device-event pair around each call; the L2 is flushed before the first event.
 
-    Samples are pipelined: each call's pad and events are queued while the one before is still on the
-    GPU, and read once its end event has completed, so the device never waits for the host between
-    samples (a sample costs about its pad and the call, not also the host's bookkeeping).
-
     The flush is repeated until it keeps the GPU busy for at least :data:`PAD_US` (and four times
     the call's host-side launch time), so every kernel of the call is queued before the start
     event runs: the pair then times the device, not the host's launch latency or jitter (the
     same idea as nvbench's blocking kernel). Without it, a slow moment on the host shows up as
-    device time in launch-bound cases. The pad is most of a short call's sample in wall time.
+    device time in launch-bound cases.
     """
 
     method = "events"
@@ -61,9 +54,10 @@ class EventTimer(Timer):
 
     def bind(self, fn: Callable[[], Any]) -> Sampler:
         b = self.backend
+        start, end = b.event(), b.event()
         flushes = 1 + self.pad_flushes(fn)
 
-        def enqueue(start: Any, end: Any) -> None:
+        def sample() -> float:
             for _ in range(flushes):
                 b.flush_l2()
             if self.drain:
@@ -71,32 +65,10 @@ class EventTimer(Timer):
             start.record()
             fn()
             end.record()
-
-        if self.drain:  # one sample at a time: each starts on an idle GPU
-            start, end = b.event(), b.event()
-
-            def sample() -> float:
-                enqueue(start, end)
-                b.synchronize()
-                return start.elapsed_ms(end) * 1e3
-
-            return sample
-        # Pipelined: the next sample (its pad, then the call) is queued before this one is read, so the
-        # host's reading, bookkeeping and clock checks overlap the GPU's work instead of idling it between
-        # samples. Two event pairs take turns; the sample left queued at the end is never read.
-        pairs = [(b.event(), b.event()), (b.event(), b.event())]
-        turn = [0]
-
-        def pipelined() -> float:
-            if turn[0] == 0:
-                enqueue(*pairs[0])
-            start, end = pairs[turn[0] % 2]
-            turn[0] += 1
-            enqueue(*pairs[turn[0] % 2])
-            end.wait()
+            b.synchronize()
             return start.elapsed_ms(end) * 1e3
 
-        return pipelined
+        return sample
 
     def pad_flushes(self, fn: Callable[[], Any]) -> int:
         """Extra flushes needed to cover the call's launch time (measured here, a few calls)."""

@@ -63,10 +63,6 @@ class Event(ABC):
     def elapsed_ms(self, end: Event) -> float:
         """Milliseconds from this event to ``end``; both must have completed."""
 
-    @abstractmethod
-    def wait(self) -> None:
-        """Block the host until the work recorded before this event has run."""
-
 
 class HostEvent(Event):
     """A wall-clock event for CPU timing; the caller synchronizes before recording."""
@@ -82,9 +78,6 @@ class HostEvent(Event):
     def elapsed_ms(self, end: Event) -> float:
         assert isinstance(end, HostEvent)
         return (end.t - self.t) * 1e3
-
-    def wait(self) -> None:
-        """Nothing to wait for: a host clock reads when it is recorded."""
 
 
 class Backend(ABC):

@@ -29,9 +29,6 @@ class _CudaEvent(Event):
         assert isinstance(end, _CudaEvent)
         return self.e.elapsed_time(end.e)
 
-    def wait(self) -> None:
-        self.e.synchronize()
-
 
 class PaddleBackend(Backend):
     """PaddlePaddle on the CPU or GPU 0 of the visible devices."""

@@ -35,9 +35,6 @@ class _CudaEvent(Event):
         assert isinstance(end, _CudaEvent)
         return self.e.elapsed_time(end.e)
 
-    def wait(self) -> None:
-        self.e.synchronize()
-
 
 class TorchBackend(Backend):
     """PyTorch on the CPU or the current CUDA device."""
