@@ -13,10 +13,10 @@ from typing import Protocol
 
 from op_benchmark.stats import median_precision, relative_noise
 
-# Sampling time per case, provider and direction. On an H100, 100 ms (with a 250 us pad and samples
-# pipelined) took the GPU main command from 45 to 32 s, but three A/A pairs of the lerp suite then gave
-# opbench compare a false FASTER row and a planted 5% slowdown was called in 81-84% of rows >= 20 us,
-# against none and 94-100% with this budget and one sample at a time on the same machine.
+# Sampling time per case, provider and direction. 100 ms (with a 250 us pad and pipelined samples) made
+# the warm GPU main command 32 s on an H100 (39 s on an H200 with this budget), but three A/A pairs of the
+# lerp suite then gave opbench compare a false FASTER row and a planted 5% slowdown was called in 81-84% of
+# rows >= 20 us, against none and 94-100% with this budget and one sample at a time on the same machine.
 DEFAULT_BUDGET_S = 0.3
 DEFAULT_MIN_SAMPLES = 10
 DEFAULT_MAX_SAMPLES = 10_000
