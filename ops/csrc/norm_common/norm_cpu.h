@@ -166,12 +166,16 @@ inline void bwd_row(const T* xr, const T* gr, const float* wf, float mu, float r
   if (!std::is_same<T, float>::value) opcore::from_float(dxs, dxr, n);
 }
 
-// Weight and bias as fp32 rows (1 and 0 where absent), converted once per call.
+// The weight or bias as an fp32 row: the caller's own when it is fp32 already, else converted once per
+// call into `buf` (1 or 0 where absent).
 template <typename W>
-inline std::vector<float> param_row(const W* p, int64_t n, float absent) {
-  std::vector<float> out(static_cast<size_t>(n), absent);
-  if (p != nullptr) load_row(p, out.data(), n);
-  return out;
+inline const float* param_row(const W* p, int64_t n, float absent, std::vector<float>& buf) {
+  if constexpr (std::is_same<W, float>::value) {
+    if (p != nullptr) return p;
+  }
+  buf.assign(static_cast<size_t>(n), absent);
+  if (p != nullptr) load_row(p, buf.data(), n);
+  return buf.data();
 }
 
 template <typename T, typename W, bool kCenter>
@@ -185,10 +189,12 @@ void norm_forward_cpu(const T* x, const W* w, const W* b, T* y, float* mean, flo
     }
     return;
   }
-  const std::vector<float> wf = param_row(w, cols, 1.f), bf = param_row(b, cols, 0.f);
+  std::vector<float> wbuf, bbuf;
+  const float *wf = param_row(w, cols, 1.f, wbuf), *bf = param_row(b, cols, 0.f, bbuf);
   const float inv_n = 1.f / static_cast<float>(cols);
   opcore::parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
-    std::vector<float> buf(static_cast<size_t>(2 * cols));
+    // fp16/bf16 rows in fp32 and their output before rounding; an fp32 row is read and written in place
+    std::vector<float> buf(std::is_same<T, float>::value ? 0 : static_cast<size_t>(2 * cols));
     for (int64_t r = r0; r < r1; ++r) {
       const float* xf = f32_row(x + r * cols, buf.data(), cols);
       float mu = 0.f, var;
@@ -200,7 +206,7 @@ void norm_forward_cpu(const T* x, const W* w, const W* b, T* y, float* mean, flo
       const float rs = 1.f / std::sqrt(var + eps);
       if (kCenter) mean[r] = mu;
       rstd[r] = rs;
-      fwd_row_out(xf, wf.data(), bf.data(), y + r * cols, buf.data() + cols, mu, rs, cols);
+      fwd_row_out(xf, wf, bf, y + r * cols, buf.empty() ? nullptr : buf.data() + cols, mu, rs, cols);
     }
   });
 }
@@ -228,7 +234,8 @@ void norm_backward_cpu(const T* dy, const T* x, const W* w, const float* mean, c
     }
     return;
   }
-  const std::vector<float> wf = param_row(w, cols, 1.f);
+  std::vector<float> wbuf;
+  const float* wf = param_row(w, cols, 1.f, wbuf);
   const float inv_n = 1.f / static_cast<float>(cols);
   const int64_t per = chunk_rows(rows), chunks = (rows + per - 1) / per;
   std::vector<float> pw(need_w ? static_cast<size_t>(chunks * cols) : 0, 0.f);
@@ -240,7 +247,7 @@ void norm_backward_cpu(const T* dy, const T* x, const W* w, const float* mean, c
       float* accw = need_w ? pw.data() + c * cols : nullptr;
       float* accb = need_b ? pb.data() + c * cols : nullptr;
       for (int64_t r = c * per; r < std::min(rows, (c + 1) * per); ++r) {
-        bwd_row<T, kCenter>(x + r * cols, dy + r * cols, wf.data(), kCenter ? mean[r] : 0.f, rstd[r], inv_n, xb, gb,
+        bwd_row<T, kCenter>(x + r * cols, dy + r * cols, wf, kCenter ? mean[r] : 0.f, rstd[r], inv_n, xb, gb,
                             xh, wg, dxs, dx + r * cols, accw, accb, cols);
       }
     }
