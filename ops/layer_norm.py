@@ -15,7 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, torch_ops
+from ops.norm_args import (
+    check_call,
+    check_spec,
+    last_dim_only,
+    paddle_constant_row,
+    rows_of,
+    takes_grad,
+    torch_ops,
+)
 from ops.tensors import dtype_name
 
 
@@ -59,11 +67,13 @@ def _torch_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
 def _paddle_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:
     mod = build.load("paddle", ext="norm")
     pd = dtype_name(weight if weight is not None else bias if bias is not None else x)
+    # which parameter gradients the backward computes (the rows given for a missing parameter take none)
+    weight_grad, bias_grad = takes_grad(weight), takes_grad(bias)
     if weight is None:
         weight = paddle_constant_row(x, 1.0, pd)
     if bias is None:
         bias = paddle_constant_row(x, 0.0, pd)
-    return mod.opbench_layer_norm(x, weight, bias, float(epsilon))[0]
+    return mod.opbench_layer_norm(x, weight, bias, float(epsilon), weight_grad, bias_grad)[0]
 
 
 def layer_norm(x: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5) -> Any:

@@ -62,6 +62,11 @@ def paddle_constant_row(x: Any, value: float, dtype: str) -> Any:
     return row
 
 
+def takes_grad(param: Any) -> bool:
+    """Whether a Paddle parameter given to a norm op takes a gradient (False for None)."""
+    return param is not None and not param.stop_gradient
+
+
 def rows_of(x: Any) -> Any:
     """The number of rows of ``x`` normalized over its last dim (a SymInt under tracing)."""
     rows = 1

@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from ops import build
-from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, torch_ops
+from ops.norm_args import (
+    check_call,
+    check_spec,
+    last_dim_only,
+    paddle_constant_row,
+    rows_of,
+    takes_grad,
+    torch_ops,
+)
 from ops.tensors import dtype_name
 
 
@@ -52,9 +60,10 @@ def _torch_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
 
 def _paddle_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:
     mod = build.load("paddle", ext="norm")
+    weight_grad = takes_grad(weight)  # a missing weight's row of ones takes none: the backward skips its sum
     if weight is None:
         weight = paddle_constant_row(x, 1.0, dtype_name(x))
-    return mod.opbench_rms_norm(x, weight, float(epsilon))[0]
+    return mod.opbench_rms_norm(x, weight, float(epsilon), weight_grad)[0]
 
 
 def rms_norm(x: Any, weight: Any = None, epsilon: float = 1e-6) -> Any:

@@ -127,6 +127,29 @@ def test_paddle_cpu_no_params(kind: str, norm_paddle: Any) -> None:
     close("dx", dx.numpy(), want["dx"], "float32")
 
 
+def test_paddle_cpu_frozen_params(kind: str, norm_paddle: Any) -> None:
+    """Parameters that take no gradient (stop_gradient) get none, and dx is unchanged: the backward skips
+    their sums over the rows; a trainable weight beside a frozen bias still gets its own."""
+    import ops
+
+    paddle = norm_paddle
+    x_, w_, b_, g_ = rng_arrays((7, 40))
+    x = paddle.to_tensor(x_, dtype="float32", stop_gradient=False)
+    w = paddle.to_tensor(w_, dtype="float32", stop_gradient=True)
+    b = paddle.to_tensor(b_, dtype="float32", stop_gradient=True)
+    params = [w] + ([b] if kind == "layer_norm" else [])
+    want = reference(kind, x_.astype(np.float32).astype(np.float64), w.numpy().astype(np.float64),
+                     b.numpy().astype(np.float64), g_, EPS[kind])
+    y = getattr(ops, kind)(x, *params, epsilon=EPS[kind])
+    (dx,) = paddle.grad([y], [x], [paddle.to_tensor(g_, dtype="float32")])
+    close("dx", dx.numpy(), want["dx"], "float32")
+    w.stop_gradient = False  # the weight trainable, the bias (layer_norm) still frozen
+    y = getattr(ops, kind)(x, *params, epsilon=EPS[kind])
+    dx, dw = paddle.grad([y], [x, w], [paddle.to_tensor(g_, dtype="float32")])
+    close("dx", dx.numpy(), want["dx"], "float32")
+    close("dw", dw.numpy(), want["dw"], "float32", grad_scale((7, 40)))
+
+
 def test_paddle_bad_input(kind: str, norm_paddle: Any) -> None:
     import ops
 

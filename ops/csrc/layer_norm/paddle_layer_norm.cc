@@ -10,8 +10,10 @@
 namespace opbench_norm {
 namespace {
 
+// weight_grad / bias_grad: whether the caller's weight / bias takes a gradient (read by the backward).
 std::vector<paddle::Tensor> LayerNormForward(const paddle::Tensor& x, const paddle::Tensor& w,
-                                             const paddle::Tensor& b, float eps) {
+                                             const paddle::Tensor& b, float eps, bool /*weight_grad*/,
+                                             bool /*bias_grad*/) {
   if (x.is_cpu()) {
     return forward<norm_core::half_t, norm_core::bf16_t>(
         "layer_norm", x, w, &b, eps,
@@ -27,14 +29,16 @@ std::vector<paddle::Tensor> LayerNormForward(const paddle::Tensor& x, const padd
 
 std::vector<paddle::Tensor> LayerNormBackward(const paddle::Tensor& x, const paddle::Tensor& w,
                                               const paddle::Tensor& b, const paddle::Tensor& mean,
-                                              const paddle::Tensor& rstd, const paddle::Tensor& dout) {
+                                              const paddle::Tensor& rstd, const paddle::Tensor& dout, bool weight_grad,
+                                              bool bias_grad) {
   if (x.is_cpu()) {
     return backward<norm_core::half_t, norm_core::bf16_t>(
         "layer_norm", x, w, &b, &mean, rstd, dout,
         [](auto* g, auto* x, auto* w, const float* mean, const float* rstd, auto* dx, auto* dw, auto* db,
            int64_t rows, int64_t cols) {
           norm_core::layer_norm_backward_cpu(g, x, w, mean, rstd, dx, dw, db, rows, cols);
-        });
+        },
+        weight_grad, bias_grad);
   }
 #ifdef PADDLE_WITH_CUDA
   if (x.is_gpu()) return layer_norm_backward_gpu(x, w, b, mean, rstd, dout);
@@ -62,7 +66,7 @@ std::vector<std::vector<int64_t>> LayerNormGradInferShape(
 PD_BUILD_OP(opbench_layer_norm)
     .Inputs({"X", "Weight", "Bias"})
     .Outputs({"Out", "Mean", "Rstd"})
-    .Attrs({"epsilon: float"})
+    .Attrs({"epsilon: float", "weight_grad: bool", "bias_grad: bool"})
     .SetKernelFn(PD_KERNEL(opbench_norm::LayerNormForward))
     .SetInferShapeFn(PD_INFER_SHAPE(opbench_norm::LayerNormInferShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(opbench_norm::LayerNormInferDtype));
@@ -70,5 +74,6 @@ PD_BUILD_OP(opbench_layer_norm)
 PD_BUILD_GRAD_OP(opbench_layer_norm)
     .Inputs({"X", "Weight", "Bias", "Mean", "Rstd", paddle::Grad("Out")})
     .Outputs({paddle::Grad("X"), paddle::Grad("Weight"), paddle::Grad("Bias")})
+    .Attrs({"weight_grad: bool", "bias_grad: bool"})
     .SetKernelFn(PD_KERNEL(opbench_norm::LayerNormBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(opbench_norm::LayerNormGradInferShape));

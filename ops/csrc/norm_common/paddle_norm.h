@@ -81,24 +81,31 @@ std::vector<paddle::Tensor> forward(const char* op, const paddle::Tensor& x_, co
   return {y, rstd};
 }
 
-// Backward: {dx, dw, db (layer_norm only)}. `run(dy, x, w, mean, rstd, dx, dw, db, rows, cols)`.
+// Backward: {dx, dw, db (layer_norm only)}. `run(dy, x, w, mean, rstd, dx, dw, db, rows, cols)`; a parameter
+// gradient nobody asked for (need_w / need_b false: the caller's parameter takes none, or there was none) is
+// given to `run` as a null pointer, which skips its sum over the rows, and returned as zeros.
 template <typename Half, typename BF16, typename Run>
 std::vector<paddle::Tensor> backward(const char* op, const paddle::Tensor& x_, const paddle::Tensor& w_,
                                      const paddle::Tensor* b_, const paddle::Tensor* mean_, const paddle::Tensor& rstd_,
-                                     const paddle::Tensor& g_, Run&& run) {
+                                     const paddle::Tensor& g_, Run&& run, bool need_w = true, bool need_b = true) {
   check_args(op, x_, w_, b_, 1.f);
   const bool center = b_ != nullptr;
   paddle::Tensor x = x_.contiguous(), w = w_.contiguous(), g = g_.contiguous(), rstd = rstd_.contiguous();
   paddle::Tensor mean = center ? mean_->contiguous() : paddle::Tensor();
   const int64_t rows = rows_of(x.shape()), cols = x.shape().back();
   auto dx = paddle::empty(x.shape(), x.dtype(), x.place());
-  auto dw = paddle::empty({cols}, w.dtype(), x.place());
-  auto db = paddle::empty({center ? cols : 0}, w.dtype(), x.place());
+  auto param_grad = [&](bool need, int64_t n) {
+    return need ? paddle::empty({n}, w.dtype(), x.place()) : paddle::full({n}, 0.0, w.dtype(), x.place());
+  };
+  auto dw = param_grad(need_w, cols);
+  auto db = param_grad(need_b, center ? cols : 0);
   dispatch<Half, BF16>(x.dtype(), w.dtype(), [&](auto t, auto p) {
     using T = decltype(t);
     using W = decltype(p);
+    W* dwp = need_w ? mptr<W>(dw) : nullptr;
+    W* dbp = center && need_b ? mptr<W>(db) : nullptr;
     run(cptr<T>(g), cptr<T>(x), cptr<W>(w), center ? cptr<float>(mean) : nullptr, cptr<float>(rstd), mptr<T>(dx),
-        mptr<W>(dw), center ? mptr<W>(db) : nullptr, rows, cols);
+        dwp, dbp, rows, cols);
   });
   if (center) return {dx, dw, db};
   return {dx, dw};

@@ -10,7 +10,9 @@
 namespace opbench_norm {
 namespace {
 
-std::vector<paddle::Tensor> RmsNormForward(const paddle::Tensor& x, const paddle::Tensor& w, float eps) {
+// weight_grad: whether the caller's weight takes a gradient (read by the backward).
+std::vector<paddle::Tensor> RmsNormForward(const paddle::Tensor& x, const paddle::Tensor& w, float eps,
+                                           bool /*weight_grad*/) {
   if (x.is_cpu()) {
     return forward<norm_core::half_t, norm_core::bf16_t>(
         "rms_norm", x, w, nullptr, eps,
@@ -25,12 +27,13 @@ std::vector<paddle::Tensor> RmsNormForward(const paddle::Tensor& x, const paddle
 }
 
 std::vector<paddle::Tensor> RmsNormBackward(const paddle::Tensor& x, const paddle::Tensor& w,
-                                            const paddle::Tensor& rstd, const paddle::Tensor& dout) {
+                                            const paddle::Tensor& rstd, const paddle::Tensor& dout, bool weight_grad) {
   if (x.is_cpu()) {
     return backward<norm_core::half_t, norm_core::bf16_t>(
         "rms_norm", x, w, nullptr, nullptr, rstd, dout,
         [](auto* g, auto* x, auto* w, const float*, const float* rstd, auto* dx, auto* dw, auto*, int64_t rows,
-           int64_t cols) { norm_core::rms_norm_backward_cpu(g, x, w, rstd, dx, dw, rows, cols); });
+           int64_t cols) { norm_core::rms_norm_backward_cpu(g, x, w, rstd, dx, dw, rows, cols); },
+        weight_grad);
   }
 #ifdef PADDLE_WITH_CUDA
   if (x.is_gpu()) return rms_norm_backward_gpu(x, w, rstd, dout);
@@ -57,7 +60,7 @@ std::vector<std::vector<int64_t>> RmsNormGradInferShape(const std::vector<int64_
 PD_BUILD_OP(opbench_rms_norm)
     .Inputs({"X", "Weight"})
     .Outputs({"Out", "Rstd"})
-    .Attrs({"epsilon: float"})
+    .Attrs({"epsilon: float", "weight_grad: bool"})
     .SetKernelFn(PD_KERNEL(opbench_norm::RmsNormForward))
     .SetInferShapeFn(PD_INFER_SHAPE(opbench_norm::RmsNormInferShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(opbench_norm::RmsNormInferDtype));
@@ -65,5 +68,6 @@ PD_BUILD_OP(opbench_rms_norm)
 PD_BUILD_GRAD_OP(opbench_rms_norm)
     .Inputs({"X", "Weight", "Rstd", paddle::Grad("Out")})
     .Outputs({paddle::Grad("X"), paddle::Grad("Weight")})
+    .Attrs({"weight_grad: bool"})
     .SetKernelFn(PD_KERNEL(opbench_norm::RmsNormBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(opbench_norm::RmsNormGradInferShape));
