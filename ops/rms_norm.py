@@ -14,15 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ops import build
-from ops.norm_args import (
-    check_call,
-    check_spec,
-    last_dim_only,
-    paddle_constant_row,
-    rows_of,
-    takes_grad,
-    torch_ops,
-)
+from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, takes_grad, torch_ops
 from ops.tensors import dtype_name
 
 
