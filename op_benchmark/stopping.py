@@ -13,8 +13,8 @@ from typing import Protocol
 
 from op_benchmark.stats import median_precision, relative_noise
 
-# Sampling time per case, provider and direction. 100 ms (with a 250 us pad and pipelined samples) made
-# the warm GPU main command 32 s on an H100 (39 s on an H200 with this budget), but three A/A pairs of the
+# Sampling time per case, provider and direction. 100 ms (with a 250 us pad and pipelined samples, 145d265)
+# made the warm GPU main command 32 s on an H100 (39 s on an H200 with this budget), but three A/A pairs of the
 # lerp suite then gave opbench compare a false FASTER row and a planted 5% slowdown was called in 81-84% of
 # rows >= 20 us, against none and 94-100% with this budget and one sample at a time on the same machine.
 DEFAULT_BUDGET_S = 0.3

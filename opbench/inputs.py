@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -223,8 +224,6 @@ def _uniform(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, domai
     if workers <= 1:
         _uniform_chunk(rng, flat, domain)
         return out
-    from concurrent.futures import ThreadPoolExecutor
-
     state = rng.bit_generator.state
     bounds = range(0, n, PARALLEL_CHUNK)
 

@@ -166,16 +166,16 @@ inline void bwd_row(const T* xr, const T* gr, const float* wf, float mu, float r
   if (!std::is_same<T, float>::value) opcore::from_float(dxs, dxr, n);
 }
 
-// The weight or bias as an fp32 row: the caller's own when it is fp32 already, else converted once per
-// call into `buf` (1 or 0 where absent).
+// The weight or bias as an fp32 row (f32_row: the caller's own when it is fp32 already, else converted once
+// per call into `buf`), or `absent` (1 or 0) in `buf` when there is none.
 template <typename W>
 inline const float* param_row(const W* p, int64_t n, float absent, std::vector<float>& buf) {
-  if constexpr (std::is_same<W, float>::value) {
-    if (p != nullptr) return p;
+  if (p == nullptr) {
+    buf.assign(static_cast<size_t>(n), absent);
+    return buf.data();
   }
-  buf.assign(static_cast<size_t>(n), absent);
-  if (p != nullptr) load_row(p, buf.data(), n);
-  return buf.data();
+  buf.resize(std::is_same<W, float>::value ? 0 : static_cast<size_t>(n));
+  return f32_row(p, buf.data(), n);
 }
 
 template <typename T, typename W, bool kCenter>
