@@ -8,6 +8,7 @@ Every error is one line naming the shapes/dtypes at fault.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Callable
 from numbers import Real
@@ -101,8 +102,42 @@ def check_spec(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> None:
         raise TypeError(f"{op}: weight and bias dtypes differ ({shown})")
 
 
+_PASSED: dict[tuple[Any, ...], str] = {}  # what eager torch calls that passed check_call looked like
+_MAX_PASSED = 256  # entries kept; the cache is emptied beyond
+
+
+def _torch_key(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> tuple[Any, ...] | None:
+    """Everything check_call reads of an eager torch call, as a dict key; None for other calls (Paddle,
+    tensor subclasses such as fake tensors, torch.compile tracing), which are checked in full."""
+    torch = sys.modules.get("torch")
+    if torch is None or type(x) not in (torch.Tensor, torch.nn.Parameter) or torch.compiler.is_compiling():
+        return None
+    key: list[Any] = [op, x.shape, x.dtype, x.device, type(epsilon), epsilon]
+    for p in params.values():
+        if p is None:
+            key.append(None)
+        elif type(p) in (torch.Tensor, torch.nn.Parameter):
+            key += (p.shape, p.dtype, p.device)
+        else:
+            return None
+    return tuple(key)
+
+
 def check_call(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> str:
-    """Full check of a call on tensors; returns the framework ('torch' or 'paddle')."""
+    """Full check of a call on tensors; returns the framework ('torch' or 'paddle'). An eager torch call
+    shaped like one that passed is answered from a cache: the checks cost more than a small row's kernel."""
+    key = _torch_key(op, x, params, epsilon)
+    if key is not None and key in _PASSED:
+        return _PASSED[key]
+    fw = _check_call(op, x, params, epsilon)
+    if key is not None:
+        if len(_PASSED) >= _MAX_PASSED:
+            _PASSED.clear()
+        _PASSED[key] = fw
+    return fw
+
+
+def _check_call(op: str, x: Any, params: dict[str, Any], epsilon: Any) -> str:
     fw = framework_of(x)
     if fw is None:
         raise TypeError(f"{op}: x must be a paddle.Tensor or torch.Tensor, got {type(x).__name__}")

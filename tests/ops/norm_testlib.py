@@ -22,7 +22,8 @@ CPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "empty_middle": ((2, 0, 8), "same", "same"),
     "odd_5121": ((2, 5121), "same", "same"),
 }
-# Larger cases for the GPU: every path (warp, block, loop), tails, many row groups.
+# Larger cases for the GPU: every path (warp, block, cluster, loop), loose head/tail elements, row groups
+# looping over rows, and a grid of one block writing dw/db itself.
 GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     **CPU_CASES,
     "warp_64": ((3000, 64), "same", "same"),
@@ -30,13 +31,16 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "warp_1024": ((5000, 1024), "f32", "f32"),
     "block_4096": ((1500, 4096), "same", "same"),
     "block_8192": ((300, 8192), "same", None),
-    "block_16384": ((129, 16384), "same", "same"),
-    "narrow_31": ((1000, 31), "f32", "f32"),  # odd lengths up to 8,192 (fwd) / 4,096 (bwd): one-element packs
-    "narrow_999": ((333, 999), "same", "same"),
-    "loop_5121": ((300, 5121), "same", "same"),  # fwd: one-element packs; bwd: the loop
-    "loop_9001": ((50, 9001), "same", None),
-    "loop_65536": ((5, 65536), "same", "same"),
-    "loop_many_rows": ((700, 20000), "f32", "f32"),
+    "block_16384": ((129, 16384), "same", "same"),  # fewer rows than SMs: a cluster each (fwd and bwd)
+    "odd_31": ((1000, 31), "f32", "f32"),
+    "odd_999": ((333, 999), "same", "same"),
+    "odd_many_rows": ((9000, 1001), "same", "same"),  # row groups loop over rows with loose elements
+    "odd_block_5121": ((300, 5121), "same", "same"),
+    "cluster_9001": ((50, 9001), "same", None),
+    "cluster_65536": ((5, 65536), "same", "same"),
+    "cluster_many_rows": ((700, 20000), "f32", "f32"),  # clusters looping over rows
+    "loop_140001": ((2, 140001), "same", None),  # past a cluster: f32 fwd and every bwd take the loop
+    "direct_dw": ((3, 768), "f32", "f32"),  # one block: dw/db written by the backward kernel itself
 }
 
 

@@ -1,11 +1,8 @@
 // layer_norm CUDA core (framework-free, header-only): y = (x - mean) * rstd * w + b over the last
 // dimension, mean and rstd = 1/sqrt(var + eps) saved in fp32 for the backward. T: float, __half,
 // __nv_bfloat16; W (weight, bias): T or float; fp32 accumulation, two-pass variance from registers.
-// The kernels are norm_common's, with kCenter = true. Paths (norm_common/norm_launch.cuh):
-//   warp per row   : aligned rows of up to 32 * 8 packs (fwd) / 32 * 4 (bwd), row in registers
-//   block per row  : aligned rows of up to 512 * 8 packs (fwd) / 256 * 8 (bwd), 128-512 threads, row in registers
-//   loop           : any other row (odd lengths, unaligned views, 65,536+ elements), block per row
-// Backward dw, db: fp32 partial rows added in a fixed order by a second small kernel (no atomics).
+// The kernels and paths are norm_common's (norm_launch.cuh), with kCenter = true. Backward dw, db:
+// fp32 partial rows added in a fixed order (the same bits every run, no atomics).
 #pragma once
 
 #include "norm_common/norm_launch.cuh"

@@ -2,10 +2,11 @@
 // each runs. With xhat = (x - mean) * rstd and g = dy * w:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) term for rms_norm)
 //   dw = sum over rows of dy * xhat,  db = sum over rows of dy.
-//   bwd_reg     : the row in registers (kTPR threads a row, kVecs packs of V a thread, as fwd_reg); a fixed
-//                 grid of row groups loops over rows, each group adding its rows' dw/db terms in
-//                 registers; the groups of a block add theirs in shared memory, in order, and the block
-//                 writes one fp32 partial row.
+//   bwd_reg     : the row in registers (kTPR threads a row in each of kCS blocks, kVecs packs of V and
+//                 one loose element a thread, as fwd_reg); a fixed grid of row groups (warps, blocks or
+//                 clusters) loops over rows, each group adding its rows' dw/db terms in registers; the
+//                 groups of a block add theirs in shared memory, in order, and the block (the cluster)
+//                 writes one fp32 partial row, or dw/db themselves when the grid is one block.
 //   bwd_loop    : any row length or alignment: a block per row, dx only, scalar accesses.
 //   cols_partial: dw/db for bwd_loop: (32 columns x a slice of rows) a block, one fp32 partial row
 //                 per slice.
@@ -17,18 +18,27 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int V = 16 / sizeof(T)>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
-            float* __restrict__ part_w, float* __restrict__ part_b, int64_t rows, int cols) {
-  constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+            float* __restrict__ part_w, float* __restrict__ part_b, W* __restrict__ dw, W* __restrict__ db,
+            int64_t rows, int cols, int off0) {
+  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
+  static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   __shared__ float smem[2 * 32];
+  __shared__ float slot[2];
   const int lane = threadIdx.x % kTPR;
-  const int64_t group = static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * kRPB;
+  const int gi = (kCS > 1 ? static_cast<int>(blockIdx.x % kCS) * kTPR : 0) + lane;
+  const int64_t group = kCS > 1 ? blockIdx.x / kCS : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
+  const int64_t stride = kCS > 1 ? gridDim.x / kCS : static_cast<int64_t>(gridDim.x) * kRPB;
+  // All rows of a group split alike: where a group takes several rows, the host makes `stride` a multiple
+  // of V, so they all start at the same offset from alignment and a thread keeps its columns.
+  const RowSplit<V> sp(group, cols, off0, gi);
+  const bool whole = sp.head == 0 && aligned16(w);
   const float inv_n = 1.f / static_cast<float>(cols);
-  float aw[kVecs][V], ab[kCenter ? kVecs : 1][V];
+  const float we = sp.loose >= 0 && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
+  float aw[kVecs][V], ab[kCenter ? kVecs : 1][V], ew = 0.f, eb = 0.f;
 #pragma unroll
   for (int i = 0; i < kVecs; ++i)
 #pragma unroll
@@ -36,20 +46,24 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       aw[i][k] = 0.f;
       if constexpr (kCenter) ab[i][k] = 0.f;
     }
-  // Every group of a block runs the same number of iterations when kTPR > 32 (one group a block).
+  // Every group of a block runs the same number of iterations when kTPR > 32 (one group a block), and
+  // every block of a cluster the same (one group a cluster).
   for (int64_t row = group; row < rows; row += stride) {
     const float mu = kCenter ? mean[row] : 0.f, rs = rstd[row];
-    const T *xr = x + row * cols, *gr = dy + row * cols;
+    const T *xr = x + row * cols + sp.head, *gr = dy + row * cols + sp.head;
     Pack<T, V> xp[kVecs], gp[kVecs];
-    float s[2] = {0.f, 0.f};
+    const float xe = sp.loose >= 0 ? to_f32(xr[sp.loose - sp.head]) : 0.f;
+    const float ge = sp.loose >= 0 ? to_f32(gr[sp.loose - sp.head]) : 0.f;
+    const float xhe = (xe - mu) * rs;
+    float s[2] = {ge * we * xhe, ge * we};
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int c = (lane + i * kTPR) * V;
-      if (c < cols) {
-        xp[i] = load_pack<T, V>(xr + c);
-        gp[i] = load_pack<T, V>(gr + c);
+      const int p = gi + i * kSpan;
+      if (p < sp.packs) {
+        xp[i] = load_pack<T, V>(xr + p * V);
+        gp[i] = load_pack<T, V>(gr + p * V);
         float wv[V];
-        load_param<W, V>(w, c, 1.f, wv);
+        load_param<W, V>(w, sp.head + p * V, 1.f, wv, whole);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
           const float xh = (to_f32(xp[i].v[k]) - mu) * rs, g = to_f32(gp[i].v[k]);
@@ -62,65 +76,73 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       }
     }
     group_sum<kTPR, 2>(s, smem);
+    cluster_sum<kCS, 2>(s, slot);
     const float c1 = s[0] * inv_n, c2 = kCenter ? s[1] * inv_n : 0.f;
-    T* dxr = dx + row * cols;
+    T* dxr = dx + row * cols + sp.head;
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int c = (lane + i * kTPR) * V;
-      if (c >= cols) continue;
+      const int p = gi + i * kSpan;
+      if (p >= sp.packs) continue;
       float wv[V];
-      load_param<W, V>(w, c, 1.f, wv);
+      load_param<W, V>(w, sp.head + p * V, 1.f, wv, whole);
       Pack<T, V> o;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const float xh = (to_f32(xp[i].v[k]) - mu) * rs;
         o.v[k] = from_f32<T>(rs * (to_f32(gp[i].v[k]) * wv[k] - c2 - xh * c1));
       }
-      store_pack<T, V>(dxr + c, o);
+      store_pack<T, V>(dxr + p * V, o);
     }
+    if (sp.loose >= 0) dxr[sp.loose - sp.head] = from_f32<T>(rs * (ge * we - c2 - xhe * c1));
+    ew += ge * xhe;
+    eb += ge;
   }
-  // One partial row per block: the row groups of a block (warps) add theirs in shared memory, in group order.
+  // One partial row per block (per cluster: its blocks hold disjoint columns), or the result itself where
+  // the grid is one block (dw/db given). The row groups of a block (warps) add theirs in shared memory,
+  // in group order.
   constexpr int kCols = kTPR * kVecs * V;  // the longest row this configuration takes
   __shared__ float red[kRPB > 1 ? kRPB : 1][kRPB > 1 ? kCols : 1];
   const int g = threadIdx.x / kTPR;
-  auto store = [&](float (&acc)[kVecs][V], float* part) {
+  const int64_t prow = blockIdx.x / kCS;
+  auto put = [&](float* part, W* out, int c, float val) {
+    if (out != nullptr) {
+      out[c] = from_f32<W>(val);
+    } else {
+      part[prow * cols + c] = val;
+    }
+  };
+  auto store = [&](float (&acc)[kVecs][V], float eacc, float* part, W* out) {
     if constexpr (kRPB > 1) {
 #pragma unroll
       for (int i = 0; i < kVecs; ++i) {
-        const int c = (lane + i * kTPR) * V;
-        if (c >= cols) continue;
+        const int p = gi + i * kSpan;
+        if (p >= sp.packs) continue;
 #pragma unroll
-        for (int k = 0; k < V; ++k) red[g][c + k] = acc[i][k];
+        for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];
       }
+      if (sp.loose >= 0) red[g][sp.loose] = eacc;
       __syncthreads();
       for (int c = threadIdx.x; c < cols; c += kBlock) {
         float t = 0.f;
 #pragma unroll
         for (int r = 0; r < kRPB; ++r) t += red[r][c];
-        part[blockIdx.x * static_cast<int64_t>(cols) + c] = t;
+        put(part, out, c, t);
       }
       __syncthreads();
     } else {
 #pragma unroll
       for (int i = 0; i < kVecs; ++i) {
-        const int c = (lane + i * kTPR) * V;
-        if (c >= cols) continue;
-        float* out = part + blockIdx.x * static_cast<int64_t>(cols) + c;
-        if constexpr (V % 4 == 0) {  // 16-byte aligned: cols is a multiple of V
+        const int p = gi + i * kSpan;
+        if (p >= sp.packs) continue;
 #pragma unroll
-          for (int k = 0; k < V; k += 4) {
-            *reinterpret_cast<float4*>(out + k) = make_float4(acc[i][k], acc[i][k + 1], acc[i][k + 2], acc[i][k + 3]);
-          }
-        } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) out[k] = acc[i][k];
-        }
+        for (int k = 0; k < V; ++k) put(part, out, sp.head + p * V + k, acc[i][k]);
       }
+      if (sp.loose >= 0) put(part, out, sp.loose, eacc);
     }
   };
-  if (part_w != nullptr) store(aw, part_w);
+  if (part_w != nullptr || dw != nullptr) store(aw, ew, part_w, dw);
   if constexpr (kCenter) {
-    if (part_b != nullptr) store(ab, part_b);
+    if (part_b != nullptr || db != nullptr) store(ab, eb, part_b, db);
   }
 }
 

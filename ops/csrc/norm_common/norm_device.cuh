@@ -1,8 +1,10 @@
-// Device helpers of the norm ops' CUDA core: 16-byte packs, weight/bias reads, and sums over the threads
-// that share one row (a sub-warp, a warp, or a whole block), always added in a fixed order. The fp32
-// conversions (to_f32/from_f32) are common/device_convert.cuh's.
+// Device helpers of the norm ops' CUDA core: 16-byte packs, where a thread's values sit in a row
+// (RowSplit), weight/bias reads, and sums over the threads that share one row (a sub-warp, a warp, a
+// block, or a cluster of blocks), always added in a fixed order. The fp32 conversions (to_f32/from_f32)
+// are common/device_convert.cuh's.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -16,6 +18,10 @@ namespace gpu {
 
 using opcore::gpu::from_f32;
 using opcore::gpu::to_f32;
+
+__host__ __device__ __forceinline__ bool aligned16(const void* p) {
+  return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
 
 // V elements loaded or stored at once (V * sizeof(T) is 16 bytes for the row tensor's type; a float
 // weight of a 2-byte input is 32 bytes, two 16-byte accesses).
@@ -33,13 +39,36 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& v) {
   *reinterpret_cast<Pack<T, V>*>(p) = v;
 }
 
+// Where one thread's values sit in a row of `cols` elements. The row is cut where its elements become
+// 16-byte aligned: `head` elements before, `packs` whole packs of V from there, and a tail of under V
+// after. Of the row's kSpan threads, thread `gi` holds packs gi, gi + kSpan, ... (column head + p * V),
+// and at most one loose element, column `loose` (-1: none): threads 0..head-1 take the head, threads
+// V..V+tail-1 the tail. `off0` is the tensors' first element's offset from 16-byte alignment (in
+// elements; the same for every row tensor of the call), so rows of any length and views at any offset
+// that all the call's row tensors share read and write whole packs.
+template <int V>
+struct RowSplit {
+  int head, packs, loose;
+  __device__ __forceinline__ RowSplit(int64_t row, int cols, int off0, int gi) {
+    const int o = static_cast<int>((row * cols + off0) % V);
+    head = min((V - o) % V, cols);
+    packs = (cols - head) / V;
+    const int tail = cols - head - packs * V;
+    loose = gi < head ? gi : (gi >= V && gi < V + tail ? head + packs * V + (gi - V) : -1);
+  }
+};
+
 // Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.
+// `whole`: p + c is 16-byte aligned (one vector load), else V scalar loads.
 template <typename W, int V>
-__device__ __forceinline__ void load_param(const W* p, int c, float fill, float (&out)[V]) {
-  if (p != nullptr) {
+__device__ __forceinline__ void load_param(const W* p, int c, float fill, float (&out)[V], bool whole = true) {
+  if (p != nullptr && whole) {
     const Pack<W, V> pk = load_pack<W, V>(p + c);
 #pragma unroll
     for (int k = 0; k < V; ++k) out[k] = to_f32(pk.v[k]);
+  } else if (p != nullptr) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = to_f32(p[c + k]);
   } else {
 #pragma unroll
     for (int k = 0; k < V; ++k) out[k] = fill;
@@ -85,6 +114,39 @@ template <int kTPR, int K>
 __device__ __forceinline__ void group_sum(float (&v)[K], float* smem) {
   warp_sum<(kTPR < 32 ? kTPR : 32)>(v);
   if constexpr (kTPR > 32) warps_sum<kTPR / 32>(v, smem);
+}
+
+// After group_sum over whole blocks: adds the K sums of the kCS blocks of a thread-block cluster (sm_90+)
+// in rank order; every thread gets the sums. `slot` is K floats of shared memory used for nothing else;
+// it syncs the cluster twice (the second keeps every block's slot alive until all have read it), so
+// every thread of the cluster must call it.
+template <int kCS, int K>
+__device__ __forceinline__ void cluster_sum(float (&v)[K], float* slot) {
+  if constexpr (kCS > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) slot[k] = v[k];
+    }
+    cluster.sync();
+    float s[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) s[k] = 0.f;
+#pragma unroll
+    for (int r = 0; r < kCS; ++r) {
+      const float* theirs = cluster.map_shared_rank(slot, r);
+#pragma unroll
+      for (int k = 0; k < K; ++k) s[k] += theirs[k];
+    }
+    cluster.sync();
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = s[k];
+#else
+    __trap();  // the host launches clusters on sm_90+ only
+#endif
+  }
 }
 
 // Block-wide sum of K values for blocks of any multiple of 32 threads (the row-loop kernels).

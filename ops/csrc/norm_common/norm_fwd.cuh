@@ -1,8 +1,10 @@
 // Forward kernels of the norm ops (kCenter: layer_norm, else rms_norm); see norm_launch.cuh for when
 // each runs.
-//   fwd_reg : the row in registers. kTPR threads per row (32: a warp per row, 4 rows a block; 128-1024:
-//             a block per row), kVecs packs of V elements per thread (16 bytes, or V = 1 for rows of any
-//             length and alignment); one read of x, one write of y.
+//   fwd_reg : the row in registers, one read of x and one write of y. kTPR threads per row in each of
+//             kCS blocks (kCS > 1: a thread-block cluster per row, its blocks' sums added through
+//             distributed shared memory; kTPR = 32: a warp per row, 4 rows a block; 128-1024: a block
+//             per row), kVecs packs of V elements per thread (16 bytes) plus one loose element where
+//             the row is not a whole number of aligned packs (RowSplit).
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -12,69 +14,84 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int V = 16 / sizeof(T)>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
-            float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps) {
-  constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+            float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
+  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
+  static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   __shared__ float smem[2 * 32];
+  __shared__ float slot[1];
   const int lane = threadIdx.x % kTPR;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
+  const int gi = (kCS > 1 ? static_cast<int>(blockIdx.x % kCS) * kTPR : 0) + lane;
+  const int64_t row = kCS > 1 ? blockIdx.x / kCS : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
   const bool live = row < rows;  // a whole group is live or not (the block-wide sums need every thread)
+  const RowSplit<V> sp(live ? row : 0, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
-  const T* xr = x + (live ? row : 0) * cols;
+  const T* xr = x + (live ? row : 0) * cols + sp.head;
   float v[kVecs][V];
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
-    const int c = (lane + i * kTPR) * V;
-    if (live && c < cols) {
-      const Pack<T, V> p = load_pack<T, V>(xr + c);
+    const int p = gi + i * kSpan;
+    if (live && p < sp.packs) {
+      const Pack<T, V> pk = load_pack<T, V>(xr + p * V);
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[i][k] = to_f32(p.v[k]);
+      for (int k = 0; k < V; ++k) v[i][k] = to_f32(pk.v[k]);
     } else {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
     }
   }
+  const float e = live && sp.loose >= 0 ? to_f32(xr[sp.loose - sp.head]) : 0.f;
   float mu = 0.f;
   if constexpr (kCenter) {
-    float s[1] = {0.f};
+    float s[1] = {e};
 #pragma unroll
     for (int i = 0; i < kVecs; ++i)
 #pragma unroll
       for (int k = 0; k < V; ++k) s[0] += v[i][k];
     group_sum<kTPR, 1>(s, smem);
+    cluster_sum<kCS, 1>(s, slot);
     mu = s[0] * inv_n;
   }
-  float q[1] = {0.f};
+  float q[1] = {sp.loose >= 0 ? (e - mu) * (e - mu) : 0.f};
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
-    const int c = (lane + i * kTPR) * V;
+    const bool in = gi + i * kSpan < sp.packs;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
-      const float d = c < cols ? v[i][k] - mu : 0.f;
+      const float d = in ? v[i][k] - mu : 0.f;
       q[0] += d * d;
     }
   }
   group_sum<kTPR, 1>(q, smem);
+  cluster_sum<kCS, 1>(q, slot);
   const float rs = rsqrtf(q[0] * inv_n + eps);
   if (!live) return;
-  if (lane == 0) {
+  if (gi == 0) {
     if constexpr (kCenter) mean[row] = mu;
     rstd[row] = rs;
   }
-  T* yr = y + row * cols;
+  T* yr = y + row * cols + sp.head;
+  // Whole-pack parameter loads where the parameters are aligned at this row's first pack.
+  const bool whole = sp.head == 0 && aligned16(w) && aligned16(b);
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
-    const int c = (lane + i * kTPR) * V;
-    if (c >= cols) continue;
+    const int p = gi + i * kSpan;
+    if (p >= sp.packs) continue;
+    const int c = sp.head + p * V;
     Pack<T, V> o;
     float wv[V], bv[V];
-    load_param<W, V>(w, c, 1.f, wv);
-    load_param<W, V>(b, c, 0.f, bv);
+    load_param<W, V>(w, c, 1.f, wv, whole);
+    load_param<W, V>(b, c, 0.f, bv, whole);
 #pragma unroll
     for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
-    store_pack<T, V>(yr + c, o);
+    store_pack<T, V>(yr + p * V, o);
+  }
+  if (sp.loose >= 0) {
+    const int c = sp.loose;
+    const float wv = w != nullptr ? to_f32(w[c]) : 1.f, bv = b != nullptr ? to_f32(b[c]) : 0.f;
+    yr[c - sp.head] = from_f32<T>((e - mu) * rs * wv + bv);
   }
 }
 

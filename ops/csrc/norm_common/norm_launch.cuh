@@ -1,14 +1,17 @@
 // Host side of the norm ops' CUDA core: path choice and launches (every launch on the caller's stream).
 //
-// Path choice, from the row length `cols` and alignment (all row tensors and the weight/bias 16-byte
-// aligned and cols a multiple of the pack width V = 16 / sizeof(T)):
-//   aligned, cols <= V * 32 * 8 (fwd) or V * 32 * 4 (bwd): fwd_reg/bwd_reg with a warp per row
-//   aligned, longer rows up to V * 512 * 8 (fwd) or V * 256 * 8 (bwd): a block of 128-512 threads per row
-//   odd lengths or unaligned views up to 8,192 (fwd) or 4,096 (bwd) elements: the same kernels with packs
-//   of one element (the row still read once, into registers)
-//   anything else (longer odd rows): fwd_loop/bwd_loop + cols_partial
+// Path choice, from the row length `cols` in packs of V = 16 / sizeof(T) elements (rounded up), where all
+// the row tensors of the call (x, y / dy, x, dx) lie at the same offset from 16-byte alignment:
+//   up to 32 * 8 packs (fwd) or 32 * 4 (bwd): fwd_reg/bwd_reg with a warp per row
+//   up to 512 * 8 packs (fwd) or 256 * 4 (bwd): a block of 128-512 threads per row
+//   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and rows of 2,048+ packs when there
+//   are fewer rows than SMs: a cluster of 8 blocks per row (sm_90+)
+//   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
+//   + cols_partial
+// Odd lengths and offsets take the same kernels: a row's unaligned head and tail are loose elements.
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
-// [groups or row slices, cols]); finalize adds them in a fixed order.
+// [grid's blocks or clusters, cols]); finalize adds them in a fixed order. A grid of one block writes
+// dw/db itself.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -32,35 +36,108 @@ inline void check_launch(const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: ") + what + ": " + cudaGetErrorString(err));
 }
 
-inline bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 struct RegConfig {
-  int tpr, vecs;
+  int tpr, vecs, cs;  // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
 };
-// Tried in order: the first that covers the row's packs. 16-byte packs, then one-element packs.
-constexpr RegConfig kFwdConfigs[] = {{32, 1}, {32, 2}, {32, 4}, {32, 8}, {128, 4}, {256, 4}, {512, 4}, {512, 8}};
-constexpr RegConfig kBwdConfigs[] = {{32, 1}, {32, 2}, {32, 4}, {128, 4}, {256, 4}, {256, 8}};
-constexpr RegConfig kFwdNarrow[] = {{32, 4}, {32, 8}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}};
-constexpr RegConfig kBwdNarrow[] = {{32, 4}, {32, 8}, {128, 8}, {256, 8}, {512, 8}};
+// Tried in order: the first that covers the row's packs.
+constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},  {32, 8, 1},  {128, 4, 1},
+                                     {256, 4, 1}, {512, 4, 1}, {512, 8, 1}, {256, 1, 8}, {256, 2, 8},
+                                     {256, 4, 8}, {512, 4, 8}, {512, 8, 8}};
+// The backward keeps x, dy and the dw/db sums of its packs in registers: 4 packs a thread at most (a 2-byte
+// layer_norm spills beyond 4 packs, or at 4 packs in a 512-thread block), so rows past a 256-thread block
+// take clusters.
+constexpr RegConfig kBwdConfigs[] = {{32, 1, 1},  {32, 2, 1}, {32, 4, 1}, {128, 4, 1}, {256, 4, 1},
+                                     {256, 1, 8}, {256, 2, 8}, {256, 4, 8}, {512, 4, 8}};
+constexpr int64_t kSpreadPacks = 2048;
+constexpr int kMaxDevices = 64;  // devices whose backward grid sizes are remembered  // rows this long, fewer than the SMs, take a cluster each
 
-// Index into the config table for packs of V elements, or -1 when none takes the row.
+inline int device_attr(cudaDeviceAttr what) {
+  int dev = 0, v = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&v, what, dev);
+  return v;
+}
+inline int sm_count() { return std::max(device_attr(cudaDevAttrMultiProcessorCount), 1); }
+inline bool has_clusters() { return device_attr(cudaDevAttrComputeCapabilityMajor) >= 9; }
+
+// The row tensors' common offset from 16-byte alignment in elements, or -1 where they differ.
+template <typename T>
+int common_offset(std::initializer_list<const void*> ptrs) {
+  int off = -1;
+  for (const void* p : ptrs) {
+    const int o = static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16);
+    if (o % sizeof(T) != 0 || (off >= 0 && o != off)) return -1;
+    off = o;
+  }
+  return off / static_cast<int>(sizeof(T));
+}
+
+// Index into the config table for rows of `cols` elements, or -1 when none takes them.
 template <int V, size_t N>
-int pick(const RegConfig (&table)[N], int64_t cols, bool aligned) {
-  if (V > 1 && (!aligned || cols % V != 0)) return -1;
-  const int64_t packs = cols / V;
+int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols) {
+  const int64_t packs = (cols + V - 1) / V;
+  const bool clusters = has_clusters();
+  const bool spread = clusters && packs >= kSpreadPacks && rows < sm_count();
   for (size_t i = 0; i < N; ++i) {
-    if (static_cast<int64_t>(table[i].tpr) * table[i].vecs >= packs) return static_cast<int>(i);
+    const RegConfig& r = table[i];
+    if ((r.cs > 1 && !clusters) || (spread && r.cs == 1)) continue;
+    if (static_cast<int64_t>(r.tpr) * r.vecs * r.cs >= packs) return static_cast<int>(i);
   }
   return -1;
 }
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int V = 16 / sizeof(T)>
+// Launches kernel on `blocks` blocks of `threads`, as clusters of `cs` blocks when cs > 1.
+template <typename... P, typename... A>
+void launch(void (*kernel)(P...), int64_t blocks, int threads, int cs, cudaStream_t stream, A... args) {
+  if (cs == 1) {
+    kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(args...);
+    return;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(threads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cs;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, args...);
+  if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: cluster launch: ") + cudaGetErrorString(err));
+}
+
+// Blocks (or clusters) of `kernel` resident at once on the device.
+template <typename... P>
+int64_t wave_of(void (*kernel)(P...), int threads, int cs) {
+  if (cs == 1) {
+    int per_sm = 0;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+    return static_cast<int64_t>(std::max(per_sm, 1)) * sm_count();
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(cs);
+  cfg.blockDim = dim3(threads);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cs;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+  return std::max(clusters, 1);
+}
+
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
-                    float eps, cudaStream_t stream) {
+                    float eps, int off0, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  const int64_t blocks = (rows + kRPB - 1) / kRPB;
-  fwd_reg<T, W, kCenter, kTPR, kVecs, V><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
-      x, w, b, y, mean, rstd, rows, cols, eps);
+  const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS>, blocks, kBlock, kCS, stream, x, w, b, y, mean, rstd, rows, cols,
+         eps, off0);
 }
 
 inline int loop_threads(int64_t cols) {
@@ -74,26 +151,29 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
                   float eps, cudaStream_t stream) {
   if (rows <= 0) return;
   if (cols > INT32_MAX) throw std::runtime_error("opbench norm: rows longer than 2^31 - 1 elements");
-  const bool aligned = aligned16(x) && aligned16(y) && aligned16(w) && aligned16(b);
-  const int c = static_cast<int>(cols);
   constexpr int V = 16 / sizeof(T);
-  const int wide = cols == 0 ? -1 : pick<V>(kFwdConfigs, cols, aligned);
-  const int narrow = wide >= 0 || cols == 0 ? -1 : pick<1>(kFwdNarrow, cols, aligned);
-  switch (wide >= 0 ? wide : narrow >= 0 ? 100 + narrow : -1) {
-    case 0: launch_fwd_reg<T, W, kCenter, 32, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 1: launch_fwd_reg<T, W, kCenter, 32, 2>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 2: launch_fwd_reg<T, W, kCenter, 32, 4>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 3: launch_fwd_reg<T, W, kCenter, 32, 8>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 4: launch_fwd_reg<T, W, kCenter, 128, 4>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 5: launch_fwd_reg<T, W, kCenter, 256, 4>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 6: launch_fwd_reg<T, W, kCenter, 512, 4>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 7: launch_fwd_reg<T, W, kCenter, 512, 8>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 100: launch_fwd_reg<T, W, kCenter, 32, 4, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 101: launch_fwd_reg<T, W, kCenter, 32, 8, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 102: launch_fwd_reg<T, W, kCenter, 128, 8, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 103: launch_fwd_reg<T, W, kCenter, 256, 8, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 104: launch_fwd_reg<T, W, kCenter, 512, 8, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
-    case 105: launch_fwd_reg<T, W, kCenter, 1024, 8, 1>(x, w, b, y, mean, rstd, rows, c, eps, stream); break;
+  const int c = static_cast<int>(cols);
+  const int off0 = common_offset<T>({x, y});
+  const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols);
+  switch (config) {
+#define NORM_FWD_REG(I, TPR, VECS, CS)                                                                  \
+  case I:                                                                                               \
+    launch_fwd_reg<T, W, kCenter, TPR, VECS, CS>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream); \
+    break;
+    NORM_FWD_REG(0, 32, 1, 1)
+    NORM_FWD_REG(1, 32, 2, 1)
+    NORM_FWD_REG(2, 32, 4, 1)
+    NORM_FWD_REG(3, 32, 8, 1)
+    NORM_FWD_REG(4, 128, 4, 1)
+    NORM_FWD_REG(5, 256, 4, 1)
+    NORM_FWD_REG(6, 512, 4, 1)
+    NORM_FWD_REG(7, 512, 8, 1)
+    NORM_FWD_REG(8, 256, 1, 8)
+    NORM_FWD_REG(9, 256, 2, 8)
+    NORM_FWD_REG(10, 256, 4, 8)
+    NORM_FWD_REG(11, 512, 4, 8)
+    NORM_FWD_REG(12, 512, 8, 8)
+#undef NORM_FWD_REG
     default:
       fwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(x, w, b, y, mean, rstd,
                                                                                              rows, c, eps);
@@ -101,30 +181,33 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   check_launch("forward");
 }
 
-inline int sm_count() {
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  return std::max(sms, 1);
-}
-
-// Runs bwd_reg on a grid of at most one full wave of resident blocks; returns the partial rows written.
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int V = 16 / sizeof(T)>
-int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx,
-                       bool need_w, bool need_b, const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols,
+// Runs bwd_reg on a grid of at most one full wave of resident blocks (clusters); returns the partial rows
+// written (0: the grid was one block and wrote dw/db itself).
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
+int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
+                       const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
                        cudaStream_t stream) {
-  constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, V>;
-  int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0);
-  const int64_t wave = static_cast<int64_t>(std::max(per_sm, 1)) * sm_count();
-  const int64_t blocks = std::min<int64_t>((rows + kRPB - 1) / kRPB, wave);
-  const int64_t parts = blocks;  // one partial row per block
-  const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
-  *pw = need_w ? static_cast<float*>(alloc(bytes)) : nullptr;
-  *pb = need_b ? static_cast<float*>(alloc(bytes)) : nullptr;
-  kernel<<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(dy, x, w, mean, rstd, dx, *pw, *pb, rows, cols);
-  return parts;
+  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS>;
+  const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
+  static int64_t waves[kMaxDevices] = {};  // per device, asked once (a benign race: every writer writes the same)
+  int dev = 0;
+  cudaGetDevice(&dev);
+  int64_t wave = dev < kMaxDevices ? waves[dev] : 0;
+  if (wave == 0) {
+    wave = wave_of(kernel, kBlock, kCS);
+    if (dev < kMaxDevices) waves[dev] = wave;
+  }
+  // Where groups loop over rows, their number is a multiple of V (every row of a group splits alike).
+  constexpr int64_t kStep = V > kRPB ? V / kRPB : 1;
+  const int64_t units = needed <= wave ? needed : std::max(kStep, wave / kStep * kStep);
+  const size_t bytes = static_cast<size_t>(units) * cols * sizeof(float);
+  const bool direct = units == 1;
+  *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
+  *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
+  launch(kernel, units * kCS, kBlock, kCS, stream, dy, x, w, mean, rstd, dx, *pw, *pb, direct ? dw : nullptr,
+         direct ? db : nullptr, rows, cols, off0);
+  return direct ? 0 : units;
 }
 
 // dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
@@ -133,41 +216,38 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
                    int64_t rows, int64_t cols, const Alloc& alloc, cudaStream_t stream) {
   if (cols <= 0) return;
   if (cols > INT32_MAX) throw std::runtime_error("opbench norm: rows longer than 2^31 - 1 elements");
-  const bool need_w = dw != nullptr, need_b = kCenter && db != nullptr;
-  const bool aligned = aligned16(dy) && aligned16(x) && aligned16(dx) && aligned16(w);
+  if (!kCenter) db = nullptr;
   const int c = static_cast<int>(cols);
   float *pw = nullptr, *pb = nullptr;
   int64_t parts = 0;
   if (rows > 0) {
     constexpr int V = 16 / sizeof(T);
-    const int wide = pick<V>(kBwdConfigs, cols, aligned);
-    const int narrow = wide >= 0 ? -1 : pick<1>(kBwdNarrow, cols, aligned);
-    switch (wide >= 0 ? wide : narrow >= 0 ? 100 + narrow : -1) {
-#define NORM_BWD_REG(I, TPR, VECS, PACK)                                                                           \
-  case I:                                                                                                          \
-    parts = launch_bwd_reg<T, W, kCenter, TPR, VECS, PACK>(dy, x, w, mean, rstd, dx, need_w, need_b, alloc, &pw, &pb, \
-                                                           rows, c, stream);                                       \
+    const int off0 = common_offset<T>({dy, x, dx});
+    const int config = off0 < 0 ? -1 : pick<V>(kBwdConfigs, rows, cols);
+    switch (config) {
+#define NORM_BWD_REG(I, TPR, VECS, CS)                                                                           \
+  case I:                                                                                                        \
+    parts = launch_bwd_reg<T, W, kCenter, TPR, VECS, CS>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, \
+                                                         c, off0, stream);                                       \
     break;
-      NORM_BWD_REG(0, 32, 1, V)
-      NORM_BWD_REG(1, 32, 2, V)
-      NORM_BWD_REG(2, 32, 4, V)
-      NORM_BWD_REG(3, 128, 4, V)
-      NORM_BWD_REG(4, 256, 4, V)
-      NORM_BWD_REG(5, 256, 8, V)
-      NORM_BWD_REG(100, 32, 4, 1)
-      NORM_BWD_REG(101, 32, 8, 1)
-      NORM_BWD_REG(102, 128, 8, 1)
-      NORM_BWD_REG(103, 256, 8, 1)
-      NORM_BWD_REG(104, 512, 8, 1)
+      NORM_BWD_REG(0, 32, 1, 1)
+      NORM_BWD_REG(1, 32, 2, 1)
+      NORM_BWD_REG(2, 32, 4, 1)
+      NORM_BWD_REG(3, 128, 4, 1)
+      NORM_BWD_REG(4, 256, 4, 1)
+      NORM_BWD_REG(5, 256, 1, 8)
+      NORM_BWD_REG(6, 256, 2, 8)
+      NORM_BWD_REG(7, 256, 4, 8)
+      NORM_BWD_REG(8, 512, 4, 8)
 #undef NORM_BWD_REG
       default: {
         bwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(dy, x, w, mean, rstd,
                                                                                                dx, rows, c);
-        if (need_w || need_b) {
+        if (dw != nullptr || db != nullptr) {
           parts = (rows + kColsRowsPerSlice - 1) / kColsRowsPerSlice;
           const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
-          pw = need_w ? static_cast<float*>(alloc(bytes)) : nullptr;
-          pb = need_b ? static_cast<float*>(alloc(bytes)) : nullptr;
+          pw = dw != nullptr ? static_cast<float*>(alloc(bytes)) : nullptr;
+          pb = db != nullptr ? static_cast<float*>(alloc(bytes)) : nullptr;
           const dim3 grid(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>(parts));
           cols_partial<T, kCenter><<<grid, dim3(32, 8), 0, stream>>>(dy, x, mean, rstd, pw, pb, rows, c);
         }
@@ -175,9 +255,9 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     }
     check_launch("backward");
   }
-  if (need_w || need_b) {
+  if ((dw != nullptr || db != nullptr) && (parts > 0 || rows <= 0)) {  // no rows: finalize writes zeros
     const dim3 grid(static_cast<unsigned>((cols + 31) / 32), 2);
-    finalize<W><<<grid, dim3(32, 32), 0, stream>>>(pw, pb, dw, need_b ? db : nullptr, parts, c);
+    finalize<W><<<grid, dim3(32, 32), 0, stream>>>(pw, pb, dw, db, parts, c);
     check_launch("backward (dw/db)");
   }
 }

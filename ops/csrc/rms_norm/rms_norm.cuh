@@ -1,12 +1,9 @@
 // rms_norm CUDA core (framework-free, header-only): y = x * rstd * w over the last dimension,
 // rstd = 1/sqrt(mean(x^2) + eps) saved in fp32 for the backward. T: float, __half, __nv_bfloat16;
 // W (weight): T or float; fp32 accumulation. The kernels are norm_common's, with kCenter = false.
-// Paths (chosen in norm_common/norm_launch.cuh from the row length and alignment):
-//   warp per row   : aligned rows of up to 32 * 8 packs (fwd) / 32 * 4 (bwd), row in registers
-//   block per row  : aligned rows of up to 512 * 8 packs (fwd) / 256 * 8 (bwd), 128-512 threads, row in registers
-//   loop           : any other row (odd lengths, unaligned views, 65,536+ elements), block per row
-// Backward dw: fp32 partial rows (one per row group, or per 256-row slice on the loop path) added in
-// a fixed order by a second small kernel: the same bits every run, no atomics.
+// Paths (a warp, a block or a cluster of blocks per row with the row in registers, or a loop for rows
+// past those) are chosen in norm_common/norm_launch.cuh. Backward dw: fp32 partial rows added in a fixed
+// order (the same bits every run, no atomics).
 #pragma once
 
 #include "norm_common/norm_launch.cuh"
