@@ -4,8 +4,8 @@ Normalizes over the last dimension: ``(x - mean) / sqrt(var + epsilon) * weight 
 accumulation, output in x's dtype (float32, float16, bfloat16); weight and bias are ``[hidden]`` in
 x's dtype or float32 (both the same). Differentiable in x, weight and bias: the forward saves per-row
 mean and rstd (fp32); the backward's weight/bias gradients are deterministic (no atomics).
-PyTorch: ops ``opbench_layer_norm::layer_norm_fwd/_bwd`` with a fake (meta) rule and a
-``torch.library.register_autograd`` rule. Paddle: custom op ``opbench_layer_norm`` (always given a
+PyTorch: ops ``opbench_layer_norm::layer_norm_fwd/_bwd`` with a fake (meta) rule here and an autograd
+rule in C++ (``norm_common/torch_norm_autograd.h``). Paddle: custom op ``opbench_layer_norm`` (always given a
 weight and a bias: ones and zeros when the caller passes none). :func:`paddle_layer_norm` takes
 ``paddle.nn.functional.layer_norm``'s arguments (``ops.OPS``) when normalized_shape is the last dim.
 """
@@ -20,7 +20,7 @@ from ops.tensors import dtype_name
 
 
 def _register(torch: Any) -> None:
-    """The fake (meta) and autograd rules of ``opbench_layer_norm::layer_norm_fwd/_bwd`` (run once by torch_ops)."""
+    """The fake (meta) rules of ``opbench_layer_norm::layer_norm_fwd/_bwd`` (run once by torch_ops)."""
     @torch.library.register_fake("opbench_layer_norm::layer_norm_fwd")
     def _fwd_fake(x, weight, bias, epsilon):  # noqa: ANN001, ANN202
         rows = rows_of(x)
@@ -35,21 +35,6 @@ def _register(torch: Any) -> None:
         nb = x.shape[-1] if (need_b and bias is not None) else 0
         return (torch.empty(tuple(x.shape), dtype=x.dtype, device=x.device),
                 torch.empty((nw,), dtype=pd, device=x.device), torch.empty((nb,), dtype=pd, device=x.device))
-
-    def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
-        x, weight, bias, _ = inputs
-        ctx.save_for_backward(x, weight, bias, output[1], output[2])
-
-    def _backward(ctx, grad, _gm, _gr):  # noqa: ANN001, ANN202
-        x, weight, bias, mean, rstd = ctx.saved_tensors
-        need_w = bool(ctx.needs_input_grad[1] and weight is not None)
-        need_b = bool(ctx.needs_input_grad[2] and bias is not None)
-        dx, dw, db = torch.ops.opbench_layer_norm.layer_norm_bwd(grad, x, weight, bias, mean, rstd, need_w,
-                                                                 need_b)
-        return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), (db if need_b else None), None
-
-    torch.library.register_autograd("opbench_layer_norm::layer_norm_fwd", _backward,
-                                    setup_context=_setup_context)
 
 
 def _torch_layer_norm(x: Any, weight: Any, bias: Any, epsilon: float) -> Any:

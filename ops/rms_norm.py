@@ -4,7 +4,7 @@ Normalizes over the last dimension: ``x / sqrt(mean(x^2) + epsilon) * weight``, 
 output in x's dtype (float32, float16, bfloat16); the weight is ``[hidden]`` in x's dtype or float32.
 Differentiable in x and weight: the forward saves the per-row rstd (fp32); the backward's weight
 gradient is deterministic (no atomics). PyTorch: ops ``opbench_rms_norm::rms_norm_fwd/_bwd`` with a
-fake (meta) rule and a ``torch.library.register_autograd`` rule. Paddle: custom op
+fake (meta) rule here and an autograd rule in C++ (``norm_common/torch_norm_autograd.h``). Paddle: custom op
 ``opbench_rms_norm`` (always given a weight: ones when the caller passes none).
 :func:`paddle_rms_norm` takes ``paddle.nn.functional.rms_norm``'s arguments (``ops.OPS``).
 """
@@ -19,7 +19,7 @@ from ops.tensors import dtype_name
 
 
 def _register(torch: Any) -> None:
-    """The fake (meta) and autograd rules of ``opbench_rms_norm::rms_norm_fwd/_bwd`` (run once by torch_ops)."""
+    """The fake (meta) rules of ``opbench_rms_norm::rms_norm_fwd/_bwd`` (run once by torch_ops)."""
     @torch.library.register_fake("opbench_rms_norm::rms_norm_fwd")
     def _fwd_fake(x, weight, epsilon):  # noqa: ANN001, ANN202
         rows = rows_of(x)
@@ -32,18 +32,6 @@ def _register(torch: Any) -> None:
         wd = weight.dtype if weight is not None else x.dtype
         n = x.shape[-1] if (need_w and weight is not None) else 0
         return dx, torch.empty((n,), dtype=wd, device=x.device)
-
-    def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
-        x, weight, _ = inputs
-        ctx.save_for_backward(x, weight, output[1])
-
-    def _backward(ctx, grad, _grad_rstd):  # noqa: ANN001, ANN202
-        x, weight, rstd = ctx.saved_tensors
-        need_w = bool(ctx.needs_input_grad[1] and weight is not None)
-        dx, dw = torch.ops.opbench_rms_norm.rms_norm_bwd(grad, x, weight, rstd, need_w)
-        return (dx if ctx.needs_input_grad[0] else None), (dw if need_w else None), None
-
-    torch.library.register_autograd("opbench_rms_norm::rms_norm_fwd", _backward, setup_context=_setup_context)
 
 
 def _torch_rms_norm(x: Any, weight: Any, epsilon: float) -> Any:

@@ -70,7 +70,8 @@ def test_opcheck(kind: str, norm_torch: Any) -> None:
 
 
 def test_compile(kind: str, norm_torch: Any) -> None:
-    """Traced by torch.compile (fake rule) with the same result as eager."""
+    """Traced by torch.compile (fake rule) with the same result as eager; the C++ autograd rule traces too
+    (aot_eager: the backward graph through the fake rule of the backward op) and gives eager's gradients."""
     import ops
 
     torch = norm_torch
@@ -78,6 +79,15 @@ def test_compile(kind: str, norm_torch: Any) -> None:
     fn = getattr(ops, kind)
     compiled = torch.compile(lambda t: fn(t, epsilon=EPS[kind]), backend="eager", fullgraph=True)
     assert torch.equal(compiled(x), fn(x, epsilon=EPS[kind]))
+    xg, w = x.clone().requires_grad_(), torch.randn(48, requires_grad=True)
+
+    def loss(t: Any, p: Any) -> Any:
+        return fn(t, p, epsilon=EPS[kind]).square().sum()
+
+    eager = torch.autograd.grad(loss(xg, w), (xg, w))
+    traced = torch.autograd.grad(torch.compile(loss, backend="aot_eager", fullgraph=True)(xg, w), (xg, w))
+    for a, b in zip(eager, traced, strict=True):
+        torch.testing.assert_close(a, b)
 
 
 @pytest.mark.parametrize("case", ["odd_hidden", "one_row", "f32_params", "empty_rows"])

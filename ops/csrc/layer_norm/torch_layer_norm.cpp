@@ -5,6 +5,7 @@
 #include "common/torch_cpu_team.h"
 #include "layer_norm_cpu.h"
 #include "norm_common/torch_norm.h"
+#include "norm_common/torch_norm_autograd.h"
 
 namespace opbench_norm {
 namespace {
@@ -45,4 +46,12 @@ TORCH_LIBRARY(opbench_layer_norm, m) {
 TORCH_LIBRARY_IMPL(opbench_layer_norm, CPU, m) {
   m.impl("layer_norm_fwd", &opbench_norm::layer_norm_fwd_cpu);
   m.impl("layer_norm_bwd", &opbench_norm::layer_norm_bwd_cpu);
+}
+
+TORCH_LIBRARY_IMPL(opbench_layer_norm, Autograd, m) {
+  m.impl("layer_norm_fwd",
+         [](const at::Tensor& x, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b, double eps) {
+           const auto out = opbench_norm::NormFunction<true>::apply(x, w, b, eps);
+           return std::make_tuple(out[0], out[1], out[2]);
+         });
 }

@@ -18,7 +18,7 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
@@ -34,10 +34,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const int64_t stride = kCS > 1 ? gridDim.x / kCS : static_cast<int64_t>(gridDim.x) * kRPB;
   // All rows of a group split alike: where a group takes several rows, the host makes `stride` a multiple
   // of V, so they all start at the same offset from alignment and a thread keeps its columns.
-  const RowSplit<V> sp(group, cols, off0, gi);
-  const bool whole = sp.head == 0 && aligned16(w);
+  const RowSplit<V, kOdd> sp(group, cols, off0, gi);
+  const bool whole = !kOdd || (sp.head == 0 && aligned16(w));
   const float inv_n = 1.f / static_cast<float>(cols);
-  const float we = sp.loose >= 0 && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
+  const float we = sp.has_loose() && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
   float aw[kVecs][V], ab[kCenter ? kVecs : 1][V], ew = 0.f, eb = 0.f;
 #pragma unroll
   for (int i = 0; i < kVecs; ++i)
@@ -52,10 +52,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     const float mu = kCenter ? mean[row] : 0.f, rs = rstd[row];
     const T *xr = x + row * cols + sp.head, *gr = dy + row * cols + sp.head;
     Pack<T, V> xp[kVecs], gp[kVecs];
-    const float xe = sp.loose >= 0 ? to_f32(xr[sp.loose - sp.head]) : 0.f;
-    const float ge = sp.loose >= 0 ? to_f32(gr[sp.loose - sp.head]) : 0.f;
+    const float xe = sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
+    const float ge = sp.has_loose() ? to_f32(gr[sp.loose - sp.head]) : 0.f;
     const float xhe = (xe - mu) * rs;
-    float s[2] = {ge * we * xhe, ge * we};
+    float s[2] = {kOdd ? ge * we * xhe : 0.f, kOdd ? ge * we : 0.f};
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
@@ -93,9 +93,11 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       }
       store_pack<T, V>(dxr + p * V, o);
     }
-    if (sp.loose >= 0) dxr[sp.loose - sp.head] = from_f32<T>(rs * (ge * we - c2 - xhe * c1));
-    ew += ge * xhe;
-    eb += ge;
+    if (sp.has_loose()) dxr[sp.loose - sp.head] = from_f32<T>(rs * (ge * we - c2 - xhe * c1));
+    if constexpr (kOdd) {
+      ew += ge * xhe;
+      eb += ge;
+    }
   }
   // One partial row per block (per cluster: its blocks hold disjoint columns), or the result itself where
   // the grid is one block (dw/db given). The row groups of a block (warps) add theirs in shared memory,
@@ -120,7 +122,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
 #pragma unroll
         for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];
       }
-      if (sp.loose >= 0) red[g][sp.loose] = eacc;
+      if (sp.has_loose()) red[g][sp.loose] = eacc;
       __syncthreads();
       for (int c = threadIdx.x; c < cols; c += kBlock) {
         float t = 0.f;
@@ -137,7 +139,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
 #pragma unroll
         for (int k = 0; k < V; ++k) put(part, out, sp.head + p * V + k, acc[i][k]);
       }
-      if (sp.loose >= 0) put(part, out, sp.loose, eacc);
+      if (sp.has_loose()) put(part, out, sp.loose, eacc);
     }
   };
   if (part_w != nullptr || dw != nullptr) store(aw, ew, part_w, dw);

@@ -45,17 +45,23 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& v) {
 // and at most one loose element, column `loose` (-1: none): threads 0..head-1 take the head, threads
 // V..V+tail-1 the tail. `off0` is the tensors' first element's offset from 16-byte alignment (in
 // elements; the same for every row tensor of the call), so rows of any length and views at any offset
-// that all the call's row tensors share read and write whole packs.
-template <int V>
+// that all the call's row tensors share read and write whole packs. !kOdd: the host has checked that
+// every row is whole aligned packs (no head, no tail), and the split costs no registers.
+template <int V, bool kOdd>
 struct RowSplit {
-  int head, packs, loose;
+  int head = 0, packs, loose = -1;
   __device__ __forceinline__ RowSplit(int64_t row, int cols, int off0, int gi) {
-    const int o = static_cast<int>((row * cols + off0) % V);
-    head = min((V - o) % V, cols);
-    packs = (cols - head) / V;
-    const int tail = cols - head - packs * V;
-    loose = gi < head ? gi : (gi >= V && gi < V + tail ? head + packs * V + (gi - V) : -1);
+    if constexpr (kOdd) {
+      const int o = static_cast<int>((row * cols + off0) % V);
+      head = min((V - o) % V, cols);
+      packs = (cols - head) / V;
+      const int tail = cols - head - packs * V;
+      loose = gi < head ? gi : (gi >= V && gi < V + tail ? head + packs * V + (gi - V) : -1);
+    } else {
+      packs = cols / V;
+    }
   }
+  __device__ __forceinline__ bool has_loose() const { return kOdd && loose >= 0; }
 };
 
 // Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.

@@ -3,8 +3,8 @@
 //   fwd_reg : the row in registers, one read of x and one write of y. kTPR threads per row in each of
 //             kCS blocks (kCS > 1: a thread-block cluster per row, its blocks' sums added through
 //             distributed shared memory; kTPR = 32: a warp per row, 4 rows a block; 128-1024: a block
-//             per row), kVecs packs of V elements per thread (16 bytes) plus one loose element where
-//             the row is not a whole number of aligned packs (RowSplit).
+//             per row), kVecs packs of V elements per thread (16 bytes) plus (kOdd) one loose element
+//             where the row is not a whole number of aligned packs (RowSplit).
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -14,7 +14,7 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const int gi = (kCS > 1 ? static_cast<int>(blockIdx.x % kCS) * kTPR : 0) + lane;
   const int64_t row = kCS > 1 ? blockIdx.x / kCS : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
   const bool live = row < rows;  // a whole group is live or not (the block-wide sums need every thread)
-  const RowSplit<V> sp(live ? row : 0, cols, off0, gi);
+  const RowSplit<V, kOdd> sp(live ? row : 0, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
   const T* xr = x + (live ? row : 0) * cols + sp.head;
   float v[kVecs][V];
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
     }
   }
-  const float e = live && sp.loose >= 0 ? to_f32(xr[sp.loose - sp.head]) : 0.f;
+  const float e = live && sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
   float mu = 0.f;
   if constexpr (kCenter) {
     float s[1] = {e};
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     cluster_sum<kCS, 1>(s, slot);
     mu = s[0] * inv_n;
   }
-  float q[1] = {sp.loose >= 0 ? (e - mu) * (e - mu) : 0.f};
+  float q[1] = {sp.has_loose() ? (e - mu) * (e - mu) : 0.f};
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const bool in = gi + i * kSpan < sp.packs;
@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     rstd[row] = rs;
   }
   T* yr = y + row * cols + sp.head;
-  // Whole-pack parameter loads where the parameters are aligned at this row's first pack.
-  const bool whole = sp.head == 0 && aligned16(w) && aligned16(b);
+  // Whole-pack parameter loads where the parameters are aligned at this row's first pack (always: !kOdd).
+  const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int p = gi + i * kSpan;
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
     store_pack<T, V>(yr + p * V, o);
   }
-  if (sp.loose >= 0) {
+  if (sp.has_loose()) {
     const int c = sp.loose;
     const float wv = w != nullptr ? to_f32(w[c]) : 1.f, bv = b != nullptr ? to_f32(b[c]) : 0.f;
     yr[c - sp.head] = from_f32<T>((e - mu) * rs * wv + bv);

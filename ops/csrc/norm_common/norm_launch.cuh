@@ -131,12 +131,12 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs) {
   return std::max(clusters, 1);
 }
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                     float eps, int off0, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS>, blocks, kBlock, kCS, stream, x, w, b, y, mean, rstd, rows, cols,
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd>, blocks, kBlock, kCS, stream, x, w, b, y, mean, rstd, rows, cols,
          eps, off0);
 }
 
@@ -155,10 +155,15 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   const int c = static_cast<int>(cols);
   const int off0 = common_offset<T>({x, y});
   const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols);
+  const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
   switch (config) {
-#define NORM_FWD_REG(I, TPR, VECS, CS)                                                                  \
-  case I:                                                                                               \
-    launch_fwd_reg<T, W, kCenter, TPR, VECS, CS>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream); \
+#define NORM_FWD_REG(I, TPR, VECS, CS)                                                                     \
+  case I:                                                                                                  \
+    if (odd) {                                                                                             \
+      launch_fwd_reg<T, W, kCenter, TPR, VECS, CS, true>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream);  \
+    } else {                                                                                               \
+      launch_fwd_reg<T, W, kCenter, TPR, VECS, CS, false>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream); \
+    }                                                                                                      \
     break;
     NORM_FWD_REG(0, 32, 1, 1)
     NORM_FWD_REG(1, 32, 2, 1)
@@ -183,12 +188,12 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
 
 // Runs bwd_reg on a grid of at most one full wave of resident blocks (clusters); returns the partial rows
 // written (0: the grid was one block and wrote dw/db itself).
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                        const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
                        cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS>;
+  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
   static int64_t waves[kMaxDevices] = {};  // per device, asked once (a benign race: every writer writes the same)
   int dev = 0;
@@ -224,11 +229,14 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     constexpr int V = 16 / sizeof(T);
     const int off0 = common_offset<T>({dy, x, dx});
     const int config = off0 < 0 ? -1 : pick<V>(kBwdConfigs, rows, cols);
+    const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
     switch (config) {
-#define NORM_BWD_REG(I, TPR, VECS, CS)                                                                           \
-  case I:                                                                                                        \
-    parts = launch_bwd_reg<T, W, kCenter, TPR, VECS, CS>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, \
-                                                         c, off0, stream);                                       \
+#define NORM_BWD_REG(I, TPR, VECS, CS)                                                                          \
+  case I:                                                                                                       \
+    parts = odd ? launch_bwd_reg<T, W, kCenter, TPR, VECS, CS, true>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, \
+                                                                     &pb, rows, c, off0, stream)                \
+                : launch_bwd_reg<T, W, kCenter, TPR, VECS, CS, false>(dy, x, w, mean, rstd, dx, dw, db, alloc,   \
+                                                                      &pw, &pb, rows, c, off0, stream);         \
     break;
       NORM_BWD_REG(0, 32, 1, 1)
       NORM_BWD_REG(1, 32, 2, 1)

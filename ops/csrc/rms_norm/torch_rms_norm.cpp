@@ -4,6 +4,7 @@
 
 #include "common/torch_cpu_team.h"
 #include "norm_common/torch_norm.h"
+#include "norm_common/torch_norm_autograd.h"
 #include "rms_norm_cpu.h"
 
 namespace opbench_norm {
@@ -42,4 +43,11 @@ TORCH_LIBRARY(opbench_rms_norm, m) {
 TORCH_LIBRARY_IMPL(opbench_rms_norm, CPU, m) {
   m.impl("rms_norm_fwd", &opbench_norm::rms_norm_fwd_cpu);
   m.impl("rms_norm_bwd", &opbench_norm::rms_norm_bwd_cpu);
+}
+
+TORCH_LIBRARY_IMPL(opbench_rms_norm, Autograd, m) {
+  m.impl("rms_norm_fwd", [](const at::Tensor& x, const std::optional<at::Tensor>& w, double eps) {
+    const auto out = opbench_norm::NormFunction<false>::apply(x, w, std::optional<at::Tensor>(), eps);
+    return std::make_tuple(out[0], out[1]);
+  });
 }
