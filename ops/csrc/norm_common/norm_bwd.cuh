@@ -136,8 +136,17 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       for (int i = 0; i < kVecs; ++i) {
         const int p = gi + i * kSpan;
         if (p >= sp.packs) continue;
+        const int c = sp.head + p * V;
+        if (!kOdd && out == nullptr) {  // 16-byte stores: a partial row's scalar stores cost ~15% of a 100 us backward
+          float* dst = part + prow * cols + c;
 #pragma unroll
-        for (int k = 0; k < V; ++k) put(part, out, sp.head + p * V + k, acc[i][k]);
+          for (int k = 0; k < V; k += 4) {
+            *reinterpret_cast<float4*>(dst + k) = make_float4(acc[i][k], acc[i][k + 1], acc[i][k + 2], acc[i][k + 3]);
+          }
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) put(part, out, c + k, acc[i][k]);
+        }
       }
       if (sp.has_loose()) put(part, out, sp.loose, eacc);
     }
