@@ -121,6 +121,7 @@ def render(result: BenchResult, source: str) -> str:
         f"Copy bandwidth measured by the run: {env.get('peak_bandwidth_gbps') or 0:.0f} GB/s. " + drawn +
         f"the candidate is our op through its PyTorch binding (`{CANDIDATE}`).",
         "",
+        *([stopped_note(result), ""] if result.interrupted else []),
         "## Targets",
         "",
         "Ceiling: the geometric mean over the cases of torch.compile's time over the least time any kernel "
@@ -144,6 +145,17 @@ def render(result: BenchResult, source: str) -> str:
         lines += ["Records that did not run: " + "; ".join(f"{case_label(r.case)} {r.direction} {r.provider}: "
                                                           f"{r.status}" for r in missing), ""]
     return "\n".join(lines)
+
+
+def stopped_note(result: BenchResult) -> str:
+    """The sentence a stopped run's document carries: how many cases it measured, in full and in part."""
+    per_case: dict[str, int] = {}
+    for r in result.records:
+        per_case[case_label(r.case)] = per_case.get(case_label(r.case), 0) + 1
+    full = max(per_case.values(), default=0)
+    part = sum(1 for n in per_case.values() if n < full)
+    return ("The run was stopped before it finished (its time limit): the tables cover the cases it measured, "
+            f"{len(per_case) - part} in full" + (f" and {part} in part." if part else "."))
 
 
 def main(argv: list[str] | None = None) -> int:
