@@ -20,8 +20,11 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "norm_bwd.cuh"
 #include "norm_fwd.cuh"
@@ -86,6 +89,37 @@ int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols) {
   return -1;
 }
 
+// Calls f(std::integral_constant<size_t, I>{}) for I == index: the config tables alone decide which kernels
+// are instantiated and launched, so a table row and its launch cannot drift apart.
+template <size_t... I, typename F>
+void with_config_of(int index, std::index_sequence<I...>, F& f) {
+  (void)((index == static_cast<int>(I) ? (f(std::integral_constant<size_t, I>{}), true) : false) || ...);
+}
+template <size_t N, typename F>
+void with_config(int index, F&& f) {
+  with_config_of(index, std::make_index_sequence<N>{}, f);
+}
+
+// A launch of `blocks` blocks of `threads` as clusters of `cs` blocks (sm_90+). Not copyable: the
+// config points at the attribute beside it.
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  ClusterLaunch(int64_t blocks, int threads, int cs, cudaStream_t stream) {
+    cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+    cfg.blockDim = dim3(threads);
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cs;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // Launches kernel on `blocks` blocks of `threads`, as clusters of `cs` blocks when cs > 1.
 template <typename... P, typename... A>
 void launch(void (*kernel)(P...), int64_t blocks, int threads, int cs, cudaStream_t stream, A... args) {
@@ -93,18 +127,8 @@ void launch(void (*kernel)(P...), int64_t blocks, int threads, int cs, cudaStrea
     kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(args...);
     return;
   }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(threads);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cs;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, args...);
+  const ClusterLaunch cl(blocks, threads, cs, stream);
+  const cudaError_t err = cudaLaunchKernelEx(&cl.cfg, kernel, args...);
   if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: cluster launch: ") + cudaGetErrorString(err));
 }
 
@@ -116,18 +140,9 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs) {
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
     return static_cast<int64_t>(std::max(per_sm, 1)) * sm_count();
   }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(cs);
-  cfg.blockDim = dim3(threads);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cs;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  const ClusterLaunch cl(cs, threads, cs, nullptr);
   int clusters = 0;
-  cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+  cudaOccupancyMaxActiveClusters(&clusters, kernel, &cl.cfg);
   return std::max(clusters, 1);
 }
 
@@ -156,32 +171,18 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   const int off0 = common_offset<T>({x, y});
   const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols);
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
-  switch (config) {
-#define NORM_FWD_REG(I, TPR, VECS, CS)                                                                     \
-  case I:                                                                                                  \
-    if (odd) {                                                                                             \
-      launch_fwd_reg<T, W, kCenter, TPR, VECS, CS, true>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream);  \
-    } else {                                                                                               \
-      launch_fwd_reg<T, W, kCenter, TPR, VECS, CS, false>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream); \
-    }                                                                                                      \
-    break;
-    NORM_FWD_REG(0, 32, 1, 1)
-    NORM_FWD_REG(1, 32, 2, 1)
-    NORM_FWD_REG(2, 32, 4, 1)
-    NORM_FWD_REG(3, 32, 8, 1)
-    NORM_FWD_REG(4, 128, 4, 1)
-    NORM_FWD_REG(5, 256, 4, 1)
-    NORM_FWD_REG(6, 512, 4, 1)
-    NORM_FWD_REG(7, 512, 8, 1)
-    NORM_FWD_REG(8, 256, 1, 8)
-    NORM_FWD_REG(9, 256, 2, 8)
-    NORM_FWD_REG(10, 256, 4, 8)
-    NORM_FWD_REG(11, 512, 4, 8)
-    NORM_FWD_REG(12, 512, 8, 8)
-#undef NORM_FWD_REG
-    default:
-      fwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(x, w, b, y, mean, rstd,
-                                                                                             rows, c, eps);
+  if (config >= 0) {
+    with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
+      constexpr RegConfig r = kFwdConfigs[decltype(i)::value];
+      if (odd) {
+        launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream);
+      } else {
+        launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream);
+      }
+    });
+  } else {
+    fwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(x, w, b, y, mean, rstd,
+                                                                                           rows, c, eps);
   }
   check_launch("forward");
 }
@@ -230,35 +231,24 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     const int off0 = common_offset<T>({dy, x, dx});
     const int config = off0 < 0 ? -1 : pick<V>(kBwdConfigs, rows, cols);
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
-    switch (config) {
-#define NORM_BWD_REG(I, TPR, VECS, CS)                                                                          \
-  case I:                                                                                                       \
-    parts = odd ? launch_bwd_reg<T, W, kCenter, TPR, VECS, CS, true>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, \
-                                                                     &pb, rows, c, off0, stream)                \
-                : launch_bwd_reg<T, W, kCenter, TPR, VECS, CS, false>(dy, x, w, mean, rstd, dx, dw, db, alloc,   \
-                                                                      &pw, &pb, rows, c, off0, stream);         \
-    break;
-      NORM_BWD_REG(0, 32, 1, 1)
-      NORM_BWD_REG(1, 32, 2, 1)
-      NORM_BWD_REG(2, 32, 4, 1)
-      NORM_BWD_REG(3, 128, 4, 1)
-      NORM_BWD_REG(4, 256, 4, 1)
-      NORM_BWD_REG(5, 256, 1, 8)
-      NORM_BWD_REG(6, 256, 2, 8)
-      NORM_BWD_REG(7, 256, 4, 8)
-      NORM_BWD_REG(8, 512, 4, 8)
-#undef NORM_BWD_REG
-      default: {
-        bwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(dy, x, w, mean, rstd,
-                                                                                               dx, rows, c);
-        if (dw != nullptr || db != nullptr) {
-          parts = (rows + kColsRowsPerSlice - 1) / kColsRowsPerSlice;
-          const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
-          pw = dw != nullptr ? static_cast<float*>(alloc(bytes)) : nullptr;
-          pb = db != nullptr ? static_cast<float*>(alloc(bytes)) : nullptr;
-          const dim3 grid(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>(parts));
-          cols_partial<T, kCenter><<<grid, dim3(32, 8), 0, stream>>>(dy, x, mean, rstd, pw, pb, rows, c);
-        }
+    if (config >= 0) {
+      with_config<std::size(kBwdConfigs)>(config, [&](auto i) {
+        constexpr RegConfig r = kBwdConfigs[decltype(i)::value];
+        parts = odd ? launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true>(dy, x, w, mean, rstd, dx, dw, db, alloc,
+                                                                               &pw, &pb, rows, c, off0, stream)
+                    : launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false>(dy, x, w, mean, rstd, dx, dw, db, alloc,
+                                                                                &pw, &pb, rows, c, off0, stream);
+      });
+    } else {
+      bwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(dy, x, w, mean, rstd, dx,
+                                                                                             rows, c);
+      if (dw != nullptr || db != nullptr) {
+        parts = (rows + kColsRowsPerSlice - 1) / kColsRowsPerSlice;
+        const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
+        pw = dw != nullptr ? static_cast<float*>(alloc(bytes)) : nullptr;
+        pb = db != nullptr ? static_cast<float*>(alloc(bytes)) : nullptr;
+        const dim3 grid(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>(parts));
+        cols_partial<T, kCenter><<<grid, dim3(32, 8), 0, stream>>>(dy, x, mean, rstd, pw, pb, rows, c);
       }
     }
     check_launch("backward");
