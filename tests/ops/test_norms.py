@@ -236,3 +236,30 @@ def test_cuda_cpu_weight(kind: str, norm_torch: Any) -> None:
     torch = norm_torch
     with pytest.raises(ValueError, match="different devices"):
         getattr(ops, kind)(torch.ones(4, 8, device="cuda"), torch.ones(8))
+
+
+@pytest.mark.parametrize("wants", ["x", "w", "b", "wb", "xb"])
+def test_cpu_grads_only_where_asked(kind: str, norm_torch: Any, wants: str) -> None:
+    """The C++ autograd rule gives each tensor that requires a gradient the one torch.nn.functional gives, and
+    none to the others (its input indices skip a missing weight), also when the weight is left out."""
+    import ops
+
+    torch = norm_torch
+    if kind == "rms_norm" and "b" in wants:
+        pytest.skip("rms_norm has no bias")
+    F = torch.nn.functional
+    for with_w in (True, False):
+        if not with_w and "w" in wants:
+            continue
+        g = torch.randn(6, 24)
+        x = torch.randn(6, 24, requires_grad="x" in wants)
+        w = torch.randn(24, requires_grad="w" in wants) if with_w else None
+        b = torch.randn(24, requires_grad="b" in wants) if kind == "layer_norm" else None
+        leaves = [t for t in (x, w, b) if t is not None and t.requires_grad]
+        if kind == "layer_norm":
+            ours, theirs = ops.layer_norm(x, w, b, epsilon=EPS[kind]), F.layer_norm(x, (24,), w, b, EPS[kind])
+        else:
+            ours, theirs = ops.rms_norm(x, w, epsilon=EPS[kind]), F.rms_norm(x, (24,), w, EPS[kind])
+        assert ours.requires_grad
+        for a, e in zip(torch.autograd.grad(ours, leaves, g), torch.autograd.grad(theirs, leaves, g), strict=True):
+            torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
