@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Registers and stack frame of every lerp CUDA kernel, from ptxas (needs nvcc; no GPU):
-#   bash docs/ops/diagnostics/registers.sh [ARCH] [GREP-PATTERN]   (defaults: sm_90, all kernels)
-# The translation unit below instantiates the host entry points for the four dtypes, hence every kernel.
+# Registers and stack frame (spills show there) of every CUDA kernel of an op family, from ptxas (needs nvcc;
+# no GPU):
+#   bash docs/ops/diagnostics/registers.sh [ARCH] [GREP-PATTERN] [OP]   (defaults: sm_90, all kernels, lerp)
+# OP: lerp, or norms (rms_norm and layer_norm: norm_core's fwd_reg/bwd_reg<T, W, kCenter, threads per row,
+# packs per thread, blocks per row, loose elements>, the loop kernels and finalize). The translation unit
+# below instantiates the host entry points for every dtype, hence every kernel.
 set -euo pipefail
 arch=${1:-sm_90}
 pat=${2:-.}
+op=${3:-lerp}
 here=$(dirname "$0")
+csrc="$here/../../../ops/csrc"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/instantiate.cu" <<'CU'
+case "$op" in
+lerp)
+  ns=9lerp_core
+  cat >"$tmp/instantiate.cu" <<'CU'
 #include "lerp.cuh"
 using namespace lerp_core;
 template <typename T> void inst() {
@@ -19,9 +27,36 @@ template <typename T> void inst() {
 }
 template void inst<float>(); template void inst<double>(); template void inst<__half>(); template void inst<__nv_bfloat16>();
 CU
-nvcc -std=c++17 -O3 -arch="$arch" -I "$here/../../../ops/csrc/lerp" -I "$here/../../../ops/csrc" -cubin -Xptxas -v \
-  "$tmp/instantiate.cu" -o "$tmp/k.cubin" 2>"$tmp/ptxas.log"
-awk '/Compiling entry function/ { match($0, /_ZN9lerp_core3gpu[0-9]+[^'"'"']*/); name = substr($0, RSTART, RLENGTH)
-                                  sub(/^_ZN9lerp_core3gpu[0-9]+/, "", name) }
+  ;;
+norms)
+  ns=9norm_core
+  cat >"$tmp/instantiate.cu" <<'CU'
+#include "rms_norm/rms_norm.cuh"
+#include "layer_norm/layer_norm.cuh"
+using namespace norm_core::gpu;
+template <typename T, typename W> void inst() {
+  rms_norm_forward<T, W>(nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-6f, 0);
+  rms_norm_backward<T, W>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, Alloc(), 0);
+  layer_norm_forward<T, W>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-5f, 0);
+  layer_norm_backward<T, W>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, Alloc(), 0);
+}
+template void inst<float, float>(); template void inst<__half, __half>(); template void inst<__half, float>();
+template void inst<__nv_bfloat16, __nv_bfloat16>(); template void inst<__nv_bfloat16, float>();
+CU
+  ;;
+*)
+  echo "registers.sh: unknown op '$op' (lerp or norms)" >&2
+  exit 2
+  ;;
+esac
+nvcc -std=c++17 -O3 -arch="$arch" -I "$csrc/lerp" -I "$csrc" -cubin -Xptxas -v "$tmp/instantiate.cu" -o "$tmp/k.cubin" \
+  2>"$tmp/ptxas.log"
+# lerp: names as mangled after the namespace (the patterns its design note quotes); norms: demangled where
+# c++filt is present (their template arguments are the configuration).
+demangle=cat
+[ "$op" = norms ] && command -v c++filt >/dev/null && demangle=c++filt
+awk -v ns="$ns" -v op="$op" '/Compiling entry function/ { match($0, "_ZN" ns "3gpu[0-9]+[^'"'"']*"); name = substr($0, RSTART, RLENGTH)
+                                  if (op == "lerp") sub("^_ZN" ns "3gpu[0-9]+", "", name) }
      /bytes stack frame/ { stack = $5 }
-     /Used [0-9]+ registers/ { print $5, "regs", stack, "stack", name }' "$tmp/ptxas.log" | grep -E "$pat" | sort -k5
+     /Used [0-9]+ registers/ { print $5, "regs", stack, "stack", name }' "$tmp/ptxas.log" |
+  $demangle | sed -e 's/^\([0-9]* regs [0-9]* stack \)void /\1/' -e 's/(.*//' | grep -E -- "$pat" | sort -k5
