@@ -2,8 +2,8 @@
 // each runs. With xhat = (x - mean) * rstd and g = dy * w:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) term for rms_norm)
 //   dw = sum over rows of dy * xhat,  db = sum over rows of dy.
-//   bwd_reg     : the row in registers (kTPR threads a row in each of kCS blocks, kVecs packs of V and
-//                 one loose element a thread, as fwd_reg); a fixed grid of row groups (warps, blocks or
+//   bwd_reg     : the row in registers (kTPR threads a row in each of kCS blocks, kVecs packs of V and,
+//                 kOdd, one loose element a thread, as fwd_reg); a fixed grid of row groups (warps, blocks or
 //                 clusters) loops over rows, each group adding its rows' dw/db terms in registers; the
 //                 groups of a block add theirs in shared memory, in order, and the block (the cluster)
 //                 writes one fp32 partial row, or dw/db themselves when the grid is one block.
