@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -149,9 +150,7 @@ def render(result: BenchResult, source: str) -> str:
 
 def stopped_note(result: BenchResult) -> str:
     """The sentence a stopped run's document carries: how many cases it measured, in full and in part."""
-    per_case: dict[str, int] = {}
-    for r in result.records:
-        per_case[case_label(r.case)] = per_case.get(case_label(r.case), 0) + 1
+    per_case = Counter(case_label(r.case) for r in result.records)
     full = max(per_case.values(), default=0)
     part = sum(1 for n in per_case.values() if n < full)
     return ("The run was stopped before it finished (its time limit): the tables cover the cases it measured, "

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from doc_scripts import load
 
 from op_benchmark.results import Record
 
 CASE = 'paddle.nn.functional.layer_norm(Tensor([2048, 768],"float32"), [768], None, None, 1e-05, )'
-
-
-def _ops_cpu():
-    path = Path(__file__).resolve().parents[2] / "docs" / "ops" / "ops_cpu.py"
-    spec = importlib.util.spec_from_file_location("ops_cpu", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _rec(provider: str, us: float) -> Record:
@@ -25,11 +16,11 @@ def _rec(provider: str, us: float) -> Record:
 
 def test_each_binding_meets_its_own_frameworks_target_only() -> None:
     """paddle-ops at 0.4x of torch is no miss (PyTorch's autograd is not on its side); torch-ops at 0.4x is."""
-    rows, missed = _ops_cpu().rows([_rec("paddle", 20000), _rec("torch", 1000), _rec("paddle-ops", 2500),
+    rows, missed = load("ops_cpu").rows([_rec("paddle", 20000), _rec("torch", 1000), _rec("paddle-ops", 2500),
                                     _rec("torch-ops", 1200)])
     assert [r[-1] for r in rows] == ["met", "met"]
     assert missed == []
-    rows, missed = _ops_cpu().rows([_rec("paddle", 2000), _rec("torch", 1000), _rec("paddle-ops", 2500),
+    rows, missed = load("ops_cpu").rows([_rec("paddle", 2000), _rec("torch", 1000), _rec("paddle-ops", 2500),
                                     _rec("torch-ops", 2500)])
     assert [r[-1] for r in rows] == ["slower than paddle", "> 2x torch"]
     assert len(missed) == 2

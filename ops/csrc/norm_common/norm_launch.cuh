@@ -51,17 +51,27 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},  {32,
 // take clusters.
 constexpr RegConfig kBwdConfigs[] = {{32, 1, 1},  {32, 2, 1}, {32, 4, 1}, {128, 4, 1}, {256, 4, 1},
                                      {256, 1, 8}, {256, 2, 8}, {256, 4, 8}, {512, 4, 8}};
-constexpr int64_t kSpreadPacks = 2048;
-constexpr int kMaxDevices = 64;  // devices whose backward grid sizes are remembered  // rows this long, fewer than the SMs, take a cluster each
+constexpr int64_t kSpreadPacks = 2048;  // rows this long, fewer than the SMs, take a cluster each
+constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
-inline int device_attr(cudaDeviceAttr what) {
-  int dev = 0, v = 0;
+struct DeviceInfo {
+  int sms = 0;
+  bool clusters = false;  // thread-block clusters (sm_90+)
+};
+// The current device's SM count and cluster support, asked of the driver once per device (a benign race:
+// every writer writes the same).
+inline DeviceInfo device_info() {
+  static DeviceInfo known[kMaxDevices];
+  int dev = 0;
   cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&v, what, dev);
-  return v;
+  if (dev < kMaxDevices && known[dev].sms > 0) return known[dev];
+  int sms = 0, major = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  const DeviceInfo info{std::max(sms, 1), major >= 9};
+  if (dev < kMaxDevices) known[dev] = info;
+  return info;
 }
-inline int sm_count() { return std::max(device_attr(cudaDevAttrMultiProcessorCount), 1); }
-inline bool has_clusters() { return device_attr(cudaDevAttrComputeCapabilityMajor) >= 9; }
 
 // The row tensors' common offset from 16-byte alignment in elements, or -1 where they differ.
 template <typename T>
@@ -79,8 +89,9 @@ int common_offset(std::initializer_list<const void*> ptrs) {
 template <int V, size_t N>
 int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols) {
   const int64_t packs = (cols + V - 1) / V;
-  const bool clusters = has_clusters();
-  const bool spread = clusters && packs >= kSpreadPacks && rows < sm_count();
+  const DeviceInfo dev = device_info();
+  const bool clusters = dev.clusters;
+  const bool spread = clusters && packs >= kSpreadPacks && rows < dev.sms;
   for (size_t i = 0; i < N; ++i) {
     const RegConfig& r = table[i];
     if ((r.cs > 1 && !clusters) || (spread && r.cs == 1)) continue;
@@ -138,7 +149,7 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs) {
   if (cs == 1) {
     int per_sm = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-    return static_cast<int64_t>(std::max(per_sm, 1)) * sm_count();
+    return static_cast<int64_t>(std::max(per_sm, 1)) * device_info().sms;
   }
   const ClusterLaunch cl(cs, threads, cs, nullptr);
   int clusters = 0;
@@ -204,8 +215,9 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
     wave = wave_of(kernel, kBlock, kCS);
     if (dev < kMaxDevices) waves[dev] = wave;
   }
-  // Where groups loop over rows, their number is a multiple of V (every row of a group splits alike).
-  constexpr int64_t kStep = V > kRPB ? V / kRPB : 1;
+  // Where groups of odd rows loop over rows, their number is a multiple of V (every row of a group splits
+  // alike); whole-pack rows all split alike anyway.
+  constexpr int64_t kStep = kOdd && V > kRPB ? V / kRPB : 1;
   const int64_t units = needed <= wave ? needed : std::max(kStep, wave / kStep * kStep);
   const size_t bytes = static_cast<size_t>(units) * cols * sizeof(float);
   const bool direct = units == 1;
