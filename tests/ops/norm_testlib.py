@@ -22,8 +22,9 @@ CPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "empty_middle": ((2, 0, 8), "same", "same"),
     "odd_5121": ((2, 5121), "same", "same"),
 }
-# Larger cases for the GPU: every path (warp, block, cluster, loop), loose head/tail elements, row groups
-# looping over rows, and a grid of one block writing dw/db itself.
+# Larger cases for the GPU: every path (warp, block, cluster, loop; backward sums in registers and in shared
+# memory), loose head/tail elements, row groups looping over rows, and a grid of one block writing dw/db
+# itself.
 GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     **CPU_CASES,
     "warp_64": ((3000, 64), "same", "same"),
@@ -31,7 +32,10 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "warp_1024": ((5000, 1024), "f32", "f32"),
     "block_4096": ((1500, 4096), "same", "same"),
     "block_8192": ((300, 8192), "same", None),
+    "block_12288": ((400, 12288), "same", "same"),  # 2-byte bwd: a 512-thread block, sums in shared memory
+    "odd_block_12001": ((300, 12001), "same", "same"),
     "block_16384": ((129, 16384), "same", "same"),  # fewer rows than SMs: a cluster each (fwd and bwd)
+    "spread_10000": ((150, 10000), "same", None),  # bwd: under two waves of 512-thread blocks, a cluster each
     "odd_31": ((1000, 31), "f32", "f32"),
     "odd_999": ((333, 999), "same", "same"),
     "odd_many_rows": ((9000, 1001), "same", "same"),  # row groups loop over rows with loose elements
@@ -41,6 +45,10 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cluster_many_rows": ((700, 20000), "f32", "f32"),  # clusters looping over rows
     "loop_140001": ((2, 140001), "same", None),  # past a cluster: f32 fwd and every bwd take the loop
     "direct_dw": ((3, 768), "f32", "f32"),  # one block: dw/db written by the backward kernel itself
+    # grids of 2 to 8 blocks: one cluster adds the blocks' sums and writes dw/db (sm_90+)
+    "cluster_dw_warps": ((20, 500), "same", "same"),
+    "cluster_dw_block": ((7, 3000), "same", "same"),
+    "cluster_dw_odd": ((5, 2001), "f32", "f32"),
 }
 
 

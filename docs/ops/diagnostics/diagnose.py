@@ -1,13 +1,14 @@
 """The lerp diagnostics behind lerp-design.md, on a CUDA host with the torch extension built.
 
     python docs/ops/diagnostics/diagnose.py ncu-target 'CASE|PROVIDER|DIRECTION' ...
-    python docs/ops/diagnostics/diagnose.py timeline CASE ...
+    python docs/ops/diagnostics/diagnose.py timeline [--providers P,...] [--directions D,...] CASE ...
     python docs/ops/diagnostics/diagnose.py inductor
     python docs/ops/diagnostics/diagnose.py sass [PATTERN ...]
 
 ``ncu-target`` runs each spec once inside an NVTX range ``measure`` (for ``ncu --nvtx-include``; forward
 kernels only: autograd launches backward kernels from its own thread, outside the range). ``timeline``
-prints, for one flushed and padded sample per provider, when each kernel starts after the last flush.
+prints, for one flushed and padded sample per provider and direction, when each kernel starts after the
+last flush (default: torch, torch-compile and torch-ops; fwd and bwd).
 ``inductor`` prints the code ``torch.compile`` generates for lerp's training graph with a full-size weight
 (what its forward saves for backward, hence what its backward reads). ``sass`` counts the SASS instructions
 of every kernel of the built extension whose name contains a pattern (default: fwd_nd fwd_bcast).
@@ -55,15 +56,18 @@ def ncu_target(specs: list[str]) -> None:
         del call, t
 
 
-def timeline(lines: list[str]) -> None:
+def timeline(args: list[str]) -> None:
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     from op_benchmark.timers import EventTimer
 
-    for line in lines:
-        for direction in ("fwd", "bwd"):
-            for provider in ("torch", "torch-compile", "torch-ops"):
+    opts = {"--providers": "torch,torch-compile,torch-ops", "--directions": "fwd,bwd"}
+    while args and args[0] in opts:
+        opts[args[0]], args = args[1], args[2:]
+    for line in args:
+        for direction in opts["--directions"].split(","):
+            for provider in opts["--providers"].split(","):
                 call, t = timed(line, provider, direction)
                 b = call.backend
                 for _ in range(5):

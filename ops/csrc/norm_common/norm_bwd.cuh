@@ -4,9 +4,13 @@
 //   dw = sum over rows of dy * xhat,  db = sum over rows of dy.
 //   bwd_reg     : the row in registers (kTPR threads a row in each of kCS blocks, kVecs packs of V and,
 //                 kOdd, one loose element a thread, as fwd_reg); a fixed grid of row groups (warps, blocks or
-//                 clusters) loops over rows, each group adding its rows' dw/db terms in registers; the
-//                 groups of a block add theirs in shared memory, in order, and the block (the cluster)
-//                 writes one fp32 partial row, or dw/db themselves when the grid is one block.
+//                 clusters) loops over rows, each group adding its rows' dw/db terms per column: in registers,
+//                 or (kSmem, a block or cluster per row) in shared memory, where each thread keeps the sums
+//                 of its own columns (no syncs, no sharing) and the registers stay free for x and dy, so
+//                 several blocks fit an SM and one's row reductions overlap another's loads. The groups of
+//                 a block add theirs in shared memory, in order, and the block (the row's cluster) writes one
+//                 fp32 partial row; blocks of a row each, launched as clusters of up to 8, add their rows
+//                 in the cluster first (write_partial). A grid that leaves one row writes dw/db themselves.
 //   bwd_loop    : any row length or alignment: a block per row, dx only, scalar accesses.
 //   cols_partial: dw/db for bwd_loop: (32 columns x a slice of rows) a block, one fp32 partial row
 //                 per slice.
@@ -18,16 +22,93 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
-__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
+// Floats of shared memory for each of bwd_reg<kSmem>'s dw and db sums, kept in slots: (i * tpr + thread) * v
+// for the thread's pack i. A cluster a row: the slots of the packs this block holds, `vecs` a thread at most.
+// One block a row (cs == 1): the row's columns, rounded up to 16 bytes, for the sums end in column order.
+__host__ __device__ constexpr int acc_floats(int tpr, int vecs, int cs, int v, int cols) {
+  const int packs = cols / v, per_thread = (packs + cs * tpr - 1) / (cs * tpr);
+  return cs == 1 ? (cols + 3) / 4 * 4 : tpr * (per_thread < vecs ? per_thread : vecs) * v;
+}
+
+// dst[0..V) += d[0..V) in shared memory, 16 bytes at a time (dst 16-byte aligned).
+template <int V>
+__device__ __forceinline__ void add_sums(float* dst, const float (&d)[V]) {
+  static_assert(V % 4 == 0, "whole float4s");
+#pragma unroll
+  for (int k = 0; k < V; k += 4) {
+    float4 a = *reinterpret_cast<float4*>(dst + k);
+    a.x += d[k];
+    a.y += d[k + 1];
+    a.z += d[k + 2];
+    a.w += d[k + 3];
+    *reinterpret_cast<float4*>(dst + k) = a;
+  }
+}
+
+// Blocks in this block's thread-block cluster (1 where the launch has none, or before sm_90).
+__device__ __forceinline__ int cluster_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return static_cast<int>(cooperative_groups::this_cluster().num_blocks());
+#else
+  return 1;
+#endif
+}
+
+// Writes a block's partial row `col` (shared memory, column order) out: to row `prow` of `part`, or to `out`
+// (dw or db) where the grid leaves one row. Where the launch groups the blocks in clusters of n (n > 1,
+// kCS == 1 kernels), the cluster's n rows are first added through distributed shared memory in rank order,
+// each block adding a 1/n slice of the columns, and the cluster writes one row. Every thread of the grid
+// calls it (it syncs the block, and the cluster).
+template <typename W>
+__device__ __forceinline__ void write_partial(float* col, int cols, int block, float* part, W* out) {
+  const int n = cluster_blocks();
+  const int64_t prow = blockIdx.x / n;
+  auto put = [&](int c, float v) {
+    if (out != nullptr) {
+      out[c] = from_f32<W>(v);
+    } else {
+      part[prow * cols + c] = v;
+    }
+  };
+  if (n == 1) {
+    __syncthreads();
+    for (int c = threadIdx.x; c < cols; c += block) put(c, col[c]);
+    __syncthreads();
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int rank = static_cast<int>(cluster.block_rank()), chunk = (cols + n - 1) / n;
+  const int end = min(cols, (rank + 1) * chunk);
+  for (int c = rank * chunk + static_cast<int>(threadIdx.x); c < end; c += block) {
+    float t = 0.f;
+    for (int q = 0; q < n; ++q) t += cluster.map_shared_rank(col, q)[c];
+    put(c, t);
+  }
+  cluster.sync();  // every block's row stays alive until the cluster has read it
+#else
+  __trap();  // the host launches clusters on sm_90+ only
+#endif
+}
+
+// kSmemBlocks > 0: the dw/db sums in shared memory, registers held to what kSmemBlocks blocks an SM allow.
+// kCS == 1 grids may be launched as clusters (of any size up to 8): their blocks' partial rows are then
+// added in the cluster (write_partial).
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
+__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
             float* __restrict__ part_w, float* __restrict__ part_b, W* __restrict__ dw, W* __restrict__ db,
             int64_t rows, int cols, int off0) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
+  constexpr bool kSmem = kSmemBlocks > 0;
+  static_assert(!kSmem || kRPB == 1, "shared-memory sums: one row group a block");
   __shared__ float smem[2 * 32];
   __shared__ float slot[2];
+  extern __shared__ float4 acc_smem[];  // kSmem: dw sums, then db sums, acc_floats(...) floats each
   const int lane = threadIdx.x % kTPR;
   const int gi = (kCS > 1 ? static_cast<int>(blockIdx.x % kCS) * kTPR : 0) + lane;
   const int64_t group = kCS > 1 ? blockIdx.x / kCS : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
@@ -38,14 +119,28 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const bool whole = !kOdd || (sp.head == 0 && aligned16(w));
   const float inv_n = 1.f / static_cast<float>(cols);
   const float we = sp.has_loose() && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
-  float aw[kVecs][V], ab[kCenter ? kVecs : 1][V], ew = 0.f, eb = 0.f;
+  // Register sums (unused where kSmem: the compiler drops them), or shared-memory ones: pack i's sums at
+  // sw + at(i) (dw) and sb + at(i) (db).
+  constexpr int kRegs = kSmem ? 1 : kVecs;
+  float aw[kRegs][V], ab[kCenter ? kRegs : 1][V], ew = 0.f, eb = 0.f;
+  const int nacc = acc_floats(kTPR, kVecs, kCS, V, cols);
+  float* const sw = reinterpret_cast<float*>(acc_smem);
+  float* const sb = sw + nacc;
+  // Slot of pack i's sums: each thread's V sums are 16-byte aligned and a warp's are contiguous (no bank
+  // conflicts); with one block a row (kCS == 1) that is column head + i's pack * V, less the head.
+  auto at = [&](int i) { return (i * kTPR + lane) * V; };
+  if constexpr (kSmem) {
+    for (int c = threadIdx.x; c < (kCenter ? 2 : 1) * nacc; c += kBlock) sw[c] = 0.f;
+    __syncthreads();
+  } else {
 #pragma unroll
-  for (int i = 0; i < kVecs; ++i)
+    for (int i = 0; i < kVecs; ++i)
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      aw[i][k] = 0.f;
-      if constexpr (kCenter) ab[i][k] = 0.f;
-    }
+      for (int k = 0; k < V; ++k) {
+        aw[i][k] = 0.f;
+        if constexpr (kCenter) ab[i][k] = 0.f;
+      }
+  }
   // Every group of a block runs the same number of iterations when kTPR > 32 (one group a block), and
   // every block of a cluster the same (one group a cluster).
   for (int64_t row = group; row < rows; row += stride) {
@@ -62,7 +157,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       if (p < sp.packs) {
         xp[i] = load_pack<T, V>(xr + p * V);
         gp[i] = load_pack<T, V>(gr + p * V);
-        float wv[V];
+        float wv[V], dw_[V], db_[V];
         load_param<W, V>(w, sp.head + p * V, 1.f, wv, whole);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
@@ -70,8 +165,17 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
           const float wg = g * wv[k];
           s[0] += wg * xh;
           if constexpr (kCenter) s[1] += wg;
-          aw[i][k] += g * xh;
-          if constexpr (kCenter) ab[i][k] += g;
+          if constexpr (kSmem) {
+            dw_[k] = g * xh;
+            db_[k] = g;
+          } else {
+            aw[i][k] += g * xh;
+            if constexpr (kCenter) ab[i][k] += g;
+          }
+        }
+        if constexpr (kSmem) {
+          add_sums<V>(sw + at(i), dw_);
+          if constexpr (kCenter) add_sums<V>(sb + at(i), db_);
         }
       }
     }
@@ -99,39 +203,75 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       eb += ge;
     }
   }
-  // One partial row per block (per cluster: its blocks hold disjoint columns), or the result itself where
-  // the grid is one block (dw/db given). The row groups of a block (warps) add theirs in shared memory,
-  // in group order.
-  constexpr int kCols = kTPR * kVecs * V;  // the longest row this configuration takes
-  __shared__ float red[kRPB > 1 ? kRPB : 1][kRPB > 1 ? kCols : 1];
-  const int g = threadIdx.x / kTPR;
-  const int64_t prow = blockIdx.x / kCS;
-  auto put = [&](float* part, W* out, int c, float val) {
-    if (out != nullptr) {
-      out[c] = from_f32<W>(val);
-    } else {
-      part[prow * cols + c] = val;
+  if constexpr (kCS == 1) {
+    // One partial row per block (per cluster of blocks, write_partial), or dw/db themselves where the grid
+    // leaves one. The block's row, in column order: the shared-memory sums (and the loose elements'), or
+    // the row groups' register sums added in shared memory in group order.
+    constexpr int kCols = kSmem ? 1 : kTPR * kVecs * V;  // the longest row this configuration takes
+    __shared__ float red[kSmem ? 1 : kRPB][kCols];
+    auto block_row = [&](float (&acc)[kRegs][V], float* sm, float eacc) -> float* {
+      if constexpr (kSmem) {
+        if constexpr (kOdd) {
+          // Slots to columns: the pack sums move right by the head (the same for all the block's rows),
+          // through registers; the loose elements' sums fill the columns of no pack.
+          float v[kVecs][V];
+          __syncthreads();
+#pragma unroll
+          for (int i = 0; i < kVecs; ++i)
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[i][k] = gi + i * kSpan < sp.packs ? sm[at(i) + k] : 0.f;
+          __syncthreads();
+#pragma unroll
+          for (int i = 0; i < kVecs; ++i)
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+              if (gi + i * kSpan < sp.packs) sm[sp.head + at(i) + k] = v[i][k];
+            }
+          if (sp.has_loose()) sm[sp.loose] = eacc;
+        }
+        return sm;
+      } else {
+        const int g = threadIdx.x / kTPR;
+#pragma unroll
+        for (int i = 0; i < kVecs; ++i) {
+          const int p = gi + i * kSpan;
+          if (p >= sp.packs) continue;
+#pragma unroll
+          for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];
+        }
+        if (sp.has_loose()) red[g][sp.loose] = eacc;
+        __syncthreads();
+        for (int c = threadIdx.x; c < cols; c += kBlock) {
+          float t = 0.f;
+#pragma unroll
+          for (int r = 0; r < kRPB; ++r) t += red[r][c];
+          red[0][c] = t;  // column c is this thread's alone
+        }
+        return red[0];
+      }
+    };
+    if (part_w != nullptr || dw != nullptr) write_partial<W>(block_row(aw, sw, ew), cols, kBlock, part_w, dw);
+    if constexpr (kCenter) {
+      if (part_b != nullptr || db != nullptr) write_partial<W>(block_row(ab, sb, eb), cols, kBlock, part_b, db);
     }
-  };
-  auto store = [&](float (&acc)[kVecs][V], float eacc, float* part, W* out) {
-    if constexpr (kRPB > 1) {
-#pragma unroll
-      for (int i = 0; i < kVecs; ++i) {
-        const int p = gi + i * kSpan;
-        if (p >= sp.packs) continue;
-#pragma unroll
-        for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];
-      }
-      if (sp.has_loose()) red[g][sp.loose] = eacc;
-      __syncthreads();
-      for (int c = threadIdx.x; c < cols; c += kBlock) {
-        float t = 0.f;
-#pragma unroll
-        for (int r = 0; r < kRPB; ++r) t += red[r][c];
-        put(part, out, c, t);
-      }
-      __syncthreads();
-    } else {
+  } else {
+    // A cluster a row: its blocks hold disjoint columns and write them (one partial row per cluster).
+    const int64_t prow = blockIdx.x / kCS;
+    auto store = [&](float (&acc)[kRegs][V], float* sm, float eacc, float* part, W* out) {
+      auto val = [&](int i, int k) -> float {
+        if constexpr (kSmem) {
+          return sm[at(i) + k];
+        } else {
+          return acc[i][k];
+        }
+      };
+      auto put = [&](int c, float v) {
+        if (out != nullptr) {
+          out[c] = from_f32<W>(v);
+        } else {
+          part[prow * cols + c] = v;
+        }
+      };
 #pragma unroll
       for (int i = 0; i < kVecs; ++i) {
         const int p = gi + i * kSpan;
@@ -141,19 +281,19 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
           float* dst = part + prow * cols + c;
 #pragma unroll
           for (int k = 0; k < V; k += 4) {
-            *reinterpret_cast<float4*>(dst + k) = make_float4(acc[i][k], acc[i][k + 1], acc[i][k + 2], acc[i][k + 3]);
+            *reinterpret_cast<float4*>(dst + k) = make_float4(val(i, k), val(i, k + 1), val(i, k + 2), val(i, k + 3));
           }
         } else {
 #pragma unroll
-          for (int k = 0; k < V; ++k) put(part, out, c + k, acc[i][k]);
+          for (int k = 0; k < V; ++k) put(c + k, val(i, k));
         }
       }
-      if (sp.has_loose()) put(part, out, sp.loose, eacc);
+      if (sp.has_loose()) put(sp.loose, eacc);
+    };
+    if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);
+    if constexpr (kCenter) {
+      if (part_b != nullptr || db != nullptr) store(ab, sb, eb, part_b, db);
     }
-  };
-  if (part_w != nullptr || dw != nullptr) store(aw, ew, part_w, dw);
-  if constexpr (kCenter) {
-    if (part_b != nullptr || db != nullptr) store(ab, eb, part_b, db);
   }
 }
 
@@ -216,28 +356,50 @@ __global__ void __launch_bounds__(256)
   if (part_b != nullptr) part_b[blockIdx.y * static_cast<int64_t>(cols) + c] = tb;
 }
 
-// Block (32, 32): 32 columns; lane y adds partial rows y, y + 32, ...; then the 32 sums in lane order.
-// blockIdx.y picks dw (0) or db (1).
+constexpr int kFinalizeCols = 128;  // columns a finalize block sums: 4 a thread, 32 threads wide
+constexpr int kFinalizeLanes = 32;  // threads a column group's partial rows are spread over
+
+// Block (32, kFinalizeLanes): 128 columns, 4 a thread (one 16-byte load a partial row where cols is a
+// multiple of 4); lane y adds partial rows y, y + kFinalizeLanes, ..., then the lanes' sums are added in
+// lane order. blockIdx.y: dw (0), then db, of those asked for. A wave of row groups leaves up to a few
+// thousand partial rows, hence 32 lanes (more loads in flight); a lane's columns are 16 bytes so that short
+// rows still make 16-byte loads.
 template <typename W>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(32 * kFinalizeLanes)
     finalize(const float* __restrict__ part_w, const float* __restrict__ part_b, W* __restrict__ dw,
              W* __restrict__ db, int64_t parts, int cols) {
-  __shared__ float s[32][33];
-  const float* part = blockIdx.y == 0 ? part_w : part_b;
-  W* out = blockIdx.y == 0 ? dw : db;
-  if (out == nullptr) return;  // uniform over the block
-  const int c = blockIdx.x * 32 + threadIdx.x;
-  float a = 0.f;
-  if (c < cols) {
-    for (int64_t p = threadIdx.y; p < parts; p += 32) a += part[p * cols + c];
+  __shared__ float s[4][kFinalizeLanes][33];
+  const bool first = blockIdx.y == 0 && dw != nullptr;
+  const float* part = first ? part_w : part_b;
+  W* out = first ? dw : db;
+  const int c0 = (blockIdx.x * 32 + threadIdx.x) * 4;
+  float a[4] = {0.f, 0.f, 0.f, 0.f};
+  if (c0 < cols) {
+    const bool vec = cols % 4 == 0;  // then every row's c0 is 16-byte aligned and c0 + 3 < cols
+    for (int64_t p = threadIdx.y; p < parts; p += kFinalizeLanes) {
+      const float* r = part + p * cols + c0;
+      if (vec) {
+        const float4 v = *reinterpret_cast<const float4*>(r);
+        a[0] += v.x;
+        a[1] += v.y;
+        a[2] += v.z;
+        a[3] += v.w;
+      } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) a[k] += c0 + k < cols ? r[k] : 0.f;
+      }
+    }
   }
-  s[threadIdx.y][threadIdx.x] = a;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) s[k][threadIdx.y][threadIdx.x] = a[k];
   __syncthreads();
-  if (threadIdx.y != 0 || c >= cols) return;
+  if (threadIdx.y >= 4) return;
+  // Warp y < 4 finishes column c0 + y of each thread group: a sum over the lanes, in lane order.
+  const int k = threadIdx.y;
   float t = 0.f;
 #pragma unroll
-  for (int i = 0; i < 32; ++i) t += s[i][threadIdx.x];
-  out[c] = from_f32<W>(t);
+  for (int y = 0; y < kFinalizeLanes; ++y) t += s[k][y][threadIdx.x];
+  if (c0 + k < cols) out[c0 + k] = from_f32<W>(t);
 }
 
 }  // namespace gpu

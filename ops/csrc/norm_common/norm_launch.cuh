@@ -3,15 +3,15 @@
 // Path choice, from the row length `cols` in packs of V = 16 / sizeof(T) elements (rounded up), where all
 // the row tensors of the call (x, y / dy, x, dx) lie at the same offset from 16-byte alignment:
 //   up to 32 * 8 packs (fwd) or 32 * 4 (bwd): fwd_reg/bwd_reg with a warp per row
-//   up to 512 * 8 packs (fwd) or 256 * 4 (bwd): a block of 128-512 threads per row
-//   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and rows of 2,048+ packs when there
-//   are fewer rows than SMs: a cluster of 8 blocks per row (sm_90+)
+//   up to 512 * 8 packs (fwd) or 512 * 4 (bwd): a block of 128-512 threads per row
+//   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and long rows when they are few
+//   (Spread): a cluster of 8 blocks per row (sm_90+)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
 // Odd lengths and offsets take the same kernels: a row's unaligned head and tail are loose elements.
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
-// [grid's blocks or clusters, cols]); finalize adds them in a fixed order. A grid of one block writes
-// dw/db itself.
+// [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
+// backward run in clusters that add their partial rows first, and a grid of one cluster writes dw/db itself.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,18 +40,32 @@ inline void check_launch(const char* what) {
 }
 
 struct RegConfig {
-  int tpr, vecs, cs;  // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
+  int tpr, vecs, cs;   // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
+  int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
 };
 // Tried in order: the first that covers the row's packs.
 constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},  {32, 8, 1},  {128, 4, 1},
                                      {256, 4, 1}, {512, 4, 1}, {512, 8, 1}, {256, 1, 8}, {256, 2, 8},
                                      {256, 4, 8}, {512, 4, 8}, {512, 8, 8}};
-// The backward keeps x, dy and the dw/db sums of its packs in registers: 4 packs a thread at most (a 2-byte
-// layer_norm spills beyond 4 packs, or at 4 packs in a 512-thread block), so rows past a 256-thread block
-// take clusters.
-constexpr RegConfig kBwdConfigs[] = {{32, 1, 1},  {32, 2, 1}, {32, 4, 1}, {128, 4, 1}, {256, 4, 1},
-                                     {256, 1, 8}, {256, 2, 8}, {256, 4, 8}, {512, 4, 8}};
-constexpr int64_t kSpreadPacks = 2048;  // rows this long, fewer than the SMs, take a cluster each
+// The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
+// warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
+// frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
+// block's loads overlap another's sums and syncs: on an H100, [16384,8192] bf16 layer_norm took 520 us with
+// register sums and 363 us with these, [3226,41593] bf16 2,043 us and 836 us. The tables differ for 4-byte
+// rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
+constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},     {32, 2, 1},     {32, 4, 1},    {128, 4, 1, 4},
+                                      {256, 4, 1, 2}, {512, 4, 1, 1}, {256, 1, 8},   {256, 2, 8, 3},
+                                      {256, 4, 8, 3}, {512, 4, 8, 1}};
+constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},     {32, 2, 1},     {32, 4, 1}, {128, 4, 1, 4},
+                                      {256, 4, 1, 2}, {512, 4, 1, 1}, {256, 1, 8}, {256, 2, 8},
+                                      {256, 4, 8, 3}, {512, 4, 8, 1}};
+// Rows of at least `packs` packs take a cluster each where there are fewer than rows + rows_per_sm * SMs
+// of them: the forward's few long rows, and the backward's rows past a 256-thread block while they are
+// under two waves of 512-thread blocks.
+struct Spread {
+  int64_t packs, rows, rows_per_sm;
+};
+constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
@@ -87,11 +101,11 @@ int common_offset(std::initializer_list<const void*> ptrs) {
 
 // Index into the config table for rows of `cols` elements, or -1 when none takes them.
 template <int V, size_t N>
-int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols) {
+int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp) {
   const int64_t packs = (cols + V - 1) / V;
   const DeviceInfo dev = device_info();
   const bool clusters = dev.clusters;
-  const bool spread = clusters && packs >= kSpreadPacks && rows < dev.sms;
+  const bool spread = clusters && packs >= sp.packs && rows < sp.rows + sp.rows_per_sm * dev.sms;
   for (size_t i = 0; i < N; ++i) {
     const RegConfig& r = table[i];
     if ((r.cs > 1 && !clusters) || (spread && r.cs == 1)) continue;
@@ -116,9 +130,10 @@ void with_config(int index, F&& f) {
 struct ClusterLaunch {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
-  ClusterLaunch(int64_t blocks, int threads, int cs, cudaStream_t stream) {
+  ClusterLaunch(int64_t blocks, int threads, int cs, size_t smem, cudaStream_t stream) {
     cfg.gridDim = dim3(static_cast<unsigned>(blocks));
     cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = cs;
@@ -131,27 +146,30 @@ struct ClusterLaunch {
   ClusterLaunch& operator=(const ClusterLaunch&) = delete;
 };
 
-// Launches kernel on `blocks` blocks of `threads`, as clusters of `cs` blocks when cs > 1.
+// Launches kernel on `blocks` blocks of `threads` with `smem` bytes of dynamic shared memory, as clusters of
+// `cs` blocks when cs > 1.
 template <typename... P, typename... A>
-void launch(void (*kernel)(P...), int64_t blocks, int threads, int cs, cudaStream_t stream, A... args) {
+void launch(void (*kernel)(P...), int64_t blocks, int threads, int cs, size_t smem, cudaStream_t stream,
+            A... args) {
   if (cs == 1) {
-    kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(args...);
+    kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(args...);
     return;
   }
-  const ClusterLaunch cl(blocks, threads, cs, stream);
+  const ClusterLaunch cl(blocks, threads, cs, smem, stream);
   const cudaError_t err = cudaLaunchKernelEx(&cl.cfg, kernel, args...);
   if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: cluster launch: ") + cudaGetErrorString(err));
 }
 
-// Blocks (or clusters) of `kernel` resident at once on the device.
+// Blocks (or clusters) of `kernel` resident at once on the device, each with `smem` bytes of dynamic shared
+// memory.
 template <typename... P>
-int64_t wave_of(void (*kernel)(P...), int threads, int cs) {
+int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
   if (cs == 1) {
     int per_sm = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
     return static_cast<int64_t>(std::max(per_sm, 1)) * device_info().sms;
   }
-  const ClusterLaunch cl(cs, threads, cs, nullptr);
+  const ClusterLaunch cl(cs, threads, cs, smem, nullptr);
   int clusters = 0;
   cudaOccupancyMaxActiveClusters(&clusters, kernel, &cl.cfg);
   return std::max(clusters, 1);
@@ -162,8 +180,9 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
                     float eps, int off0, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd>, blocks, kBlock, kCS, stream, x, w, b, y, mean, rstd, rows, cols,
-         eps, off0);
+  const bool prefetch = blocks <= device_info().sms;
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows,
+         cols, eps, off0, prefetch);
 }
 
 inline int loop_threads(int64_t cols) {
@@ -180,7 +199,7 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   constexpr int V = 16 / sizeof(T);
   const int c = static_cast<int>(cols);
   const int off0 = common_offset<T>({x, y});
-  const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols);
+  const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols, kFwdSpread);
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
@@ -198,34 +217,84 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   check_launch("forward");
 }
 
+constexpr int kReduceCS = 8;      // blocks of a one-block-a-row backward whose partial rows a cluster adds
+constexpr int kSmemBuckets = 64;  // shared-memory sizes, in 4 KB steps, whose wave sizes are remembered
+
 // Runs bwd_reg on a grid of at most one full wave of resident blocks (clusters); returns the partial rows
-// written (0: the grid was one block and wrote dw/db itself).
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
+// written (0: the grid left one and wrote dw/db itself). On sm_90+ a grid of one block a row (kCS == 1)
+// runs as clusters of up to kReduceCS blocks that add their partial rows before writing them (a grid of up to
+// kReduceCS blocks then writes dw/db itself, with no finalize launch, and a wave of many small blocks leaves
+// kReduceCS times fewer rows for finalize to read).
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
 int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                        const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
                        cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd>;
+  constexpr bool kSmem = kSmemBlocks > 0;
+  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks>;
+  const bool reduce = kCS == 1 && device_info().clusters;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
-  static int64_t waves[kMaxDevices] = {};  // per device, asked once (a benign race: every writer writes the same)
+  const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS, V, cols)) * sizeof(float) *
+                                  (kCenter ? 2 : 1)
+                            : 0;
+  // Resident blocks (row clusters where kCS > 1) a wave, per device and shared-memory size rounded up to
+  // 4 KB, asked once (a benign race: every writer writes the same).
+  static int64_t waves[kMaxDevices][kSmemBuckets] = {};
+  const int bucket = static_cast<int>(std::min<size_t>((smem + 4095) / 4096, kSmemBuckets - 1));
   int dev = 0;
   cudaGetDevice(&dev);
-  int64_t wave = dev < kMaxDevices ? waves[dev] : 0;
+  int64_t wave = dev < kMaxDevices ? waves[dev][bucket] : 0;
   if (wave == 0) {
-    wave = wave_of(kernel, kBlock, kCS);
-    if (dev < kMaxDevices) waves[dev] = wave;
+    if constexpr (kSmem) {
+      constexpr size_t kMax = static_cast<size_t>(kTPR) * kVecs * V * sizeof(float) * (kCenter ? 2 : 1);
+      if (kMax > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
+    }
+    const size_t bytes = static_cast<size_t>(bucket) * 4096;
+    wave = kCS > 1 ? wave_of(kernel, kBlock, kCS, bytes)
+                   : (reduce ? wave_of(kernel, kBlock, kReduceCS, bytes) * kReduceCS : wave_of(kernel, kBlock, 1, bytes));
+    if (dev < kMaxDevices) waves[dev][bucket] = wave;
   }
   // Where groups of odd rows loop over rows, their number is a multiple of V (every row of a group splits
-  // alike); whole-pack rows all split alike anyway.
+  // alike; V / kRPB divides kReduceCS); whole-pack rows all split alike anyway. A grid with no more groups
+  // than rows may have idle blocks, up to a whole cluster.
   constexpr int64_t kStep = kOdd && V > kRPB ? V / kRPB : 1;
-  const int64_t units = needed <= wave ? needed : std::max(kStep, wave / kStep * kStep);
-  const size_t bytes = static_cast<size_t>(units) * cols * sizeof(float);
-  const bool direct = units == 1;
+  static_assert(kReduceCS % kStep == 0, "cluster-sized grids keep odd rows' groups a multiple of V");
+  int n = 1;  // blocks a cluster (kCS == 1)
+  int64_t units;
+  if (reduce) {
+    n = static_cast<int>(std::min<int64_t>(kReduceCS, needed));
+    units = needed <= wave ? (needed + n - 1) / n * n : std::max<int64_t>(kReduceCS, wave / kReduceCS * kReduceCS);
+  } else {
+    units = needed <= wave ? needed : std::max(kStep, wave / kStep * kStep);
+  }
+  const int64_t parts = units / n;
+  const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
+  const bool direct = parts == 1;
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
-  launch(kernel, units * kCS, kBlock, kCS, stream, dy, x, w, mean, rstd, dx, *pw, *pb, direct ? dw : nullptr,
-         direct ? db : nullptr, rows, cols, off0);
-  return direct ? 0 : units;
+  launch(kernel, units * kCS, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
+         direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0);
+  return direct ? 0 : parts;
+}
+
+// Picks a row of `table` for the call and runs it; returns the partial rows written, or -1 where no row
+// takes the call.
+template <typename T, typename W, bool kCenter, const auto& kTable>
+int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
+                      const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0, bool odd,
+                      cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  const int config = off0 < 0 ? -1 : pick<V>(kTable, rows, cols, kBwdSpread);
+  int64_t parts = -1;
+  if (config < 0) return parts;
+  with_config<std::size(kTable)>(config, [&](auto i) {
+    constexpr RegConfig r = kTable[decltype(i)::value];
+    parts = odd ? launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true, r.smem>(dy, x, w, mean, rstd, dx, dw, db,
+                                                                                   alloc, pw, pb, rows, cols, off0, stream)
+                : launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false, r.smem>(
+                      dy, x, w, mean, rstd, dx, dw, db, alloc, pw, pb, rows, cols, off0, stream);
+  });
+  return parts;
 }
 
 // dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
@@ -241,17 +310,16 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
   if (rows > 0) {
     constexpr int V = 16 / sizeof(T);
     const int off0 = common_offset<T>({dy, x, dx});
-    const int config = off0 < 0 ? -1 : pick<V>(kBwdConfigs, rows, cols);
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
-    if (config >= 0) {
-      with_config<std::size(kBwdConfigs)>(config, [&](auto i) {
-        constexpr RegConfig r = kBwdConfigs[decltype(i)::value];
-        parts = odd ? launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true>(dy, x, w, mean, rstd, dx, dw, db, alloc,
-                                                                               &pw, &pb, rows, c, off0, stream)
-                    : launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false>(dy, x, w, mean, rstd, dx, dw, db, alloc,
-                                                                                &pw, &pb, rows, c, off0, stream);
-      });
+    if constexpr (sizeof(T) == 4) {
+      parts = run_bwd_table<T, W, kCenter, kBwdConfigs4>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
+                                                         off0, odd, stream);
     } else {
+      parts = run_bwd_table<T, W, kCenter, kBwdConfigs2>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
+                                                         off0, odd, stream);
+    }
+    if (parts < 0) {
+      parts = 0;
       bwd_loop<T, W, kCenter><<<static_cast<unsigned>(rows), loop_threads(cols), 0, stream>>>(dy, x, w, mean, rstd, dx,
                                                                                              rows, c);
       if (dw != nullptr || db != nullptr) {
@@ -266,8 +334,8 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     check_launch("backward");
   }
   if ((dw != nullptr || db != nullptr) && (parts > 0 || rows <= 0)) {  // no rows: finalize writes zeros
-    const dim3 grid(static_cast<unsigned>((cols + 31) / 32), 2);
-    finalize<W><<<grid, dim3(32, 32), 0, stream>>>(pw, pb, dw, db, parts, c);
+    const dim3 grid(static_cast<unsigned>((cols + kFinalizeCols - 1) / kFinalizeCols), (dw != nullptr) + (db != nullptr));
+    finalize<W><<<grid, dim3(32, kFinalizeLanes), 0, stream>>>(pw, pb, dw, db, parts, c);
     check_launch("backward (dw/db)");
   }
 }
