@@ -45,10 +45,12 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cluster_many_rows": ((700, 20000), "f32", "f32"),  # clusters looping over rows
     "loop_140001": ((2, 140001), "same", None),  # past a cluster: f32 fwd and every bwd take the loop
     "direct_dw": ((3, 768), "f32", "f32"),  # one block: dw/db written by the backward kernel itself
-    # grids of 2 to 8 blocks: one cluster adds the blocks' sums and writes dw/db (sm_90+)
-    "cluster_dw_warps": ((20, 500), "same", "same"),
-    "cluster_dw_block": ((7, 3000), "same", "same"),
-    "cluster_dw_odd": ((5, 2001), "f32", "f32"),
+    "small_grid_warps": ((20, 500), "same", "same"),  # grids of a few blocks
+    "small_grid_block": ((7, 3000), "same", "same"),
+    "small_grid_odd": ((5, 2001), "f32", "f32"),
+    # a block a row, more than 128 blocks: clusters of 8 add their blocks' sums (sm_90+)
+    "cluster_rows": ((400, 3000), "same", None),
+    "cluster_rows_odd": ((300, 1999), "same", "same"),
 }
 
 

@@ -203,10 +203,54 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
       eb += ge;
     }
   }
+  // One partial row per block or row cluster, or dw/db themselves where the grid leaves one row.
+  // Per thread: a row cluster's blocks (disjoint columns), and shared-memory sums of a block outside a
+  // cluster, write their own columns from their slots.
+  const int64_t prow = blockIdx.x / kCS;
+  auto store = [&](float (&acc)[kRegs][V], float* sm, float eacc, float* part, W* out) {
+    auto val = [&](int i, int k) -> float {
+      if constexpr (kSmem) {
+        return sm[at(i) + k];
+      } else {
+        return acc[i][k];
+      }
+    };
+    auto put = [&](int c, float v) {
+      if (out != nullptr) {
+        out[c] = from_f32<W>(v);
+      } else {
+        part[prow * cols + c] = v;
+      }
+    };
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int p = gi + i * kSpan;
+      if (p >= sp.packs) continue;
+      const int c = sp.head + p * V;
+      if (!kOdd && out == nullptr) {  // 16-byte stores: a quarter of the store instructions of scalar ones
+        float* dst = part + prow * cols + c;
+#pragma unroll
+        for (int k = 0; k < V; k += 4) {
+          *reinterpret_cast<float4*>(dst + k) = make_float4(val(i, k), val(i, k + 1), val(i, k + 2), val(i, k + 3));
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) put(c + k, val(i, k));
+      }
+    }
+    if (sp.has_loose()) put(sp.loose, eacc);
+  };
+  if (kCS > 1 || (kSmem && cluster_blocks() == 1)) {
+    if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);
+    if constexpr (kCenter) {
+      if (part_b != nullptr || db != nullptr) store(ab, sb, eb, part_b, db);
+    }
+    return;
+  }
   if constexpr (kCS == 1) {
-    // One partial row per block (per cluster of blocks, write_partial), or dw/db themselves where the grid
-    // leaves one. The block's row, in column order: the shared-memory sums (and the loose elements'), or
-    // the row groups' register sums added in shared memory in group order.
+    // The block's row in column order (write_partial writes it, adding a cluster's rows first): the
+    // shared-memory sums (and the loose elements'), or the row groups' register sums added in shared
+    // memory in group order.
     constexpr int kCols = kSmem ? 1 : kTPR * kVecs * V;  // the longest row this configuration takes
     __shared__ float red[kSmem ? 1 : kRPB][kCols];
     auto block_row = [&](float (&acc)[kRegs][V], float* sm, float eacc) -> float* {
@@ -253,46 +297,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
     if (part_w != nullptr || dw != nullptr) write_partial<W>(block_row(aw, sw, ew), cols, kBlock, part_w, dw);
     if constexpr (kCenter) {
       if (part_b != nullptr || db != nullptr) write_partial<W>(block_row(ab, sb, eb), cols, kBlock, part_b, db);
-    }
-  } else {
-    // A cluster a row: its blocks hold disjoint columns and write them (one partial row per cluster).
-    const int64_t prow = blockIdx.x / kCS;
-    auto store = [&](float (&acc)[kRegs][V], float* sm, float eacc, float* part, W* out) {
-      auto val = [&](int i, int k) -> float {
-        if constexpr (kSmem) {
-          return sm[at(i) + k];
-        } else {
-          return acc[i][k];
-        }
-      };
-      auto put = [&](int c, float v) {
-        if (out != nullptr) {
-          out[c] = from_f32<W>(v);
-        } else {
-          part[prow * cols + c] = v;
-        }
-      };
-#pragma unroll
-      for (int i = 0; i < kVecs; ++i) {
-        const int p = gi + i * kSpan;
-        if (p >= sp.packs) continue;
-        const int c = sp.head + p * V;
-        if (!kOdd && out == nullptr) {  // 16-byte stores: a quarter of the store instructions of scalar ones
-          float* dst = part + prow * cols + c;
-#pragma unroll
-          for (int k = 0; k < V; k += 4) {
-            *reinterpret_cast<float4*>(dst + k) = make_float4(val(i, k), val(i, k + 1), val(i, k + 2), val(i, k + 3));
-          }
-        } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) put(c + k, val(i, k));
-        }
-      }
-      if (sp.has_loose()) put(sp.loose, eacc);
-    };
-    if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);
-    if constexpr (kCenter) {
-      if (part_b != nullptr || db != nullptr) store(ab, sb, eb, part_b, db);
     }
   }
 }

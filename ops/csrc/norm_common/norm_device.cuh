@@ -64,12 +64,6 @@ struct RowSplit {
   __device__ __forceinline__ bool has_loose() const { return kOdd && loose >= 0; }
 };
 
-// Asks for the cache line of p + c (p not null) to be brought into L1; no register is held and nothing waits.
-template <typename W>
-__device__ __forceinline__ void prefetch_l1(const W* p, int c) {
-  if (p != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + c));
-}
-
 // Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.
 // `whole`: p + c is 16-byte aligned (one vector load), else V scalar loads.
 template <typename W, int V>

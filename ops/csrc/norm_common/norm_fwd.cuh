@@ -17,8 +17,7 @@ namespace gpu {
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
-            float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0,
-            bool prefetch) {
+            float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   __shared__ float smem[2 * 32];
@@ -41,17 +40,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     } else {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
-    }
-  }
-  // The weight and bias are read after the row's sums. In a grid of one wave or less, latency-bound, asking
-  // for them now overlaps their DRAM latency with the sums' (no registers held); in larger grids the extra
-  // requests cost more than they hide (rows of 768 bf16 elements at 7,438 rows took 2.4x as long).
-#pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int p = gi + i * kSpan;
-    if (prefetch && live && p < sp.packs) {
-      prefetch_l1(w, sp.head + p * V);
-      prefetch_l1(b, sp.head + p * V);
     }
   }
   const float e = live && sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
