@@ -45,6 +45,16 @@ __device__ __forceinline__ void add_sums(float* dst, const float (&d)[V]) {
   }
 }
 
+// Writes one column's sum: to `out` (dw or db) where given, else to row `prow` of the partial rows `part`.
+template <typename W>
+__device__ __forceinline__ void put_sum(float* part, W* out, int64_t prow, int cols, int c, float v) {
+  if (out != nullptr) {
+    out[c] = from_f32<W>(v);
+  } else {
+    part[prow * cols + c] = v;
+  }
+}
+
 // Blocks in this block's thread-block cluster (1 where the launch has none, or before sm_90).
 __device__ __forceinline__ int cluster_blocks() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -63,16 +73,9 @@ template <typename W>
 __device__ __forceinline__ void write_partial(float* col, int cols, int block, float* part, W* out) {
   const int n = cluster_blocks();
   const int64_t prow = blockIdx.x / n;
-  auto put = [&](int c, float v) {
-    if (out != nullptr) {
-      out[c] = from_f32<W>(v);
-    } else {
-      part[prow * cols + c] = v;
-    }
-  };
   if (n == 1) {
     __syncthreads();
-    for (int c = threadIdx.x; c < cols; c += block) put(c, col[c]);
+    for (int c = threadIdx.x; c < cols; c += block) put_sum(part, out, prow, cols, c, col[c]);
     __syncthreads();
     return;
   }
@@ -85,7 +88,7 @@ __device__ __forceinline__ void write_partial(float* col, int cols, int block, f
   for (int c = rank * chunk + static_cast<int>(threadIdx.x); c < end; c += block) {
     float t = 0.f;
     for (int q = 0; q < n; ++q) t += cluster.map_shared_rank(col, q)[c];
-    put(c, t);
+    put_sum(part, out, prow, cols, c, t);
   }
   cluster.sync();  // every block's row stays alive until the cluster has read it
 #else
@@ -215,13 +218,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
         return acc[i][k];
       }
     };
-    auto put = [&](int c, float v) {
-      if (out != nullptr) {
-        out[c] = from_f32<W>(v);
-      } else {
-        part[prow * cols + c] = v;
-      }
-    };
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
@@ -235,10 +231,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
         }
       } else {
 #pragma unroll
-        for (int k = 0; k < V; ++k) put(c + k, val(i, k));
+        for (int k = 0; k < V; ++k) put_sum(part, out, prow, cols, c + k, val(i, k));
       }
     }
-    if (sp.has_loose()) put(sp.loose, eacc);
+    if (sp.has_loose()) put_sum(part, out, prow, cols, sp.loose, eacc);
   };
   if (kCS > 1 || (kSmem && cluster_blocks() == 1)) {
     if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);

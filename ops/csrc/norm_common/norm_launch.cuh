@@ -50,9 +50,8 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},  {32,
 // The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
 // warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
 // frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
-// block's loads overlap another's sums and syncs: on an H100, [16384,8192] bf16 layer_norm took 520 us with
-// register sums and 363 us with these, [3226,41593] bf16 2,043 us and 836 us. The tables differ for 4-byte
-// rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
+// block's loads overlap another's sums and syncs (figures in docs/ops/norms-design.md). The tables differ for
+// 4-byte rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
 constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},     {32, 2, 1},     {32, 4, 1},    {128, 4, 1, 4},
                                       {256, 4, 1, 2}, {512, 4, 1, 1}, {256, 1, 8},   {256, 2, 8, 3},
                                       {256, 4, 8, 3}, {512, 4, 8, 1}};
@@ -69,6 +68,7 @@ constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
+  int index = 0;  // the current device
   int sms = 0;
   bool clusters = false;  // thread-block clusters (sm_90+)
 };
@@ -82,7 +82,7 @@ inline DeviceInfo device_info() {
   int sms = 0, major = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  const DeviceInfo info{std::max(sms, 1), major >= 9};
+  const DeviceInfo info{dev, std::max(sms, 1), major >= 9};
   if (dev < kMaxDevices) known[dev] = info;
   return info;
 }
@@ -225,10 +225,9 @@ constexpr int kSmemBuckets = 64;     // shared-memory sizes, in 4 KB steps, whos
 // written (0: the grid left one and wrote dw/db itself). On sm_90+ a grid of one block a row (kCS == 1)
 // may run as clusters of kReduceCS blocks that add their partial rows before writing them: where it has
 // more than kSmallGrid blocks and either a block a row group (as many partial rows as row groups, more
-// bytes than the rows themselves) or short rows (a wave of many small blocks). On an H100 that took
-// [1758,2560] f16 rms_norm from 34.1 to 26.0 us and [8617,1024] f32 from 60.0 to 52.6 us; small grids
-// (a cluster's syncs and remote reads cost more than a finalize launch) and long rows in a looping grid
-// (few partial rows) were slower that way, 2-30% and 2-12%.
+// bytes than the rows themselves) or short rows (a wave of many small blocks). Small grids (a cluster's
+// syncs and remote reads cost more than a finalize launch) and long rows in a looping grid (few partial
+// rows) measured slower in clusters.
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
 int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                        const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
@@ -245,9 +244,9 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   // same).
   static int64_t waves[kMaxDevices][kSmemBuckets][2] = {};
   const int bucket = static_cast<int>(std::min<size_t>((smem + 4095) / 4096, kSmemBuckets - 1));
-  const bool clusters = kCS == 1 && device_info().clusters;
-  int dev = 0;
-  cudaGetDevice(&dev);
+  const DeviceInfo info = device_info();
+  const bool clusters = kCS == 1 && info.clusters;
+  const int dev = info.index;
   int64_t wave[2] = {0, 0};
   if (dev < kMaxDevices) {
     wave[0] = waves[dev][bucket][0];
