@@ -71,6 +71,23 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "cols_dw": ([4, 40000], [4, 40000], [40000]),
     "cols_dy_wcol": ([6, 50000], [50000], [50000]),
     "cols_odd": ([3, 70001], [8, 3, 70001], 0.4),
+    # broadcast forward of 2^19 elements or more whose packs cross a row's or the tensor's end (gather
+    # kernel): y gathered per element with rows of 692; a one-element y over an odd count; a weight of 10
+    # columns (a crossing every few packs); 4 dims with x, y gathered, w constant along rows
+    "gather_rows": ([760, 4, 173], [1, 4, 173], [760, 4, 173]),
+    "gather_tail": ([184791, 9], [1, 1], [184791, 9]),
+    "gather_w_cols": ([52429, 10], [52429, 10], [1, 10]),
+    "gather_nd4": ([128, 3, 1, 229], [128, 1, 6, 229], [1, 3, 6, 1]),
+    # rows kernel over rows whose length is not a multiple of the pack (whole packs from each row's first
+    # aligned position, the ends one element a thread): one row (the weight's gradient, x, y read); rows
+    # of several slices each
+    "rows_ends_dw": ([1280427, 2], [1280427, 2], [1, 1]),
+    "rows_ends_long": ([3, 1], [3, 300001], 0.4),
+    # small backward (one launch): three reduced gradients; a whole block per element (345 positions);
+    # dy and dw written full size by the reduced dx's groups
+    "small_three": ([42, 1, 2, 6], [42, 755, 2, 1], [1, 755, 2, 6]),
+    "small_block": ([12, 1], [1, 345], [12, 1]),
+    "small_full": ([1, 494, 1], [35, 494, 2], [35, 494, 2]),
 }
 
 

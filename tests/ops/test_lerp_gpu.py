@@ -3,6 +3,9 @@ against float64 NumPy and torch.lerp. Skipped without CUDA."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -93,6 +96,43 @@ def test_cuda_deterministic(torch_ext: Any, weight: str) -> None:
         r2 = torch.autograd.grad(lerp(x, y, w), inputs, g)
         for p, q in zip(r1, r2, strict=True):
             assert torch.equal(p, q)
+
+
+def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
+    """The small backward (three reduced gradients in one launch): bitwise equal across runs and when replayed
+    from a CUDA graph."""
+    from ops import lerp
+
+    x = torch.randn(42, 1, 2, 6, device="cuda", requires_grad=True)
+    y = torch.randn(42, 755, 2, 1, device="cuda", requires_grad=True)
+    w = torch.rand(1, 755, 2, 6, device="cuda", requires_grad=True)
+    g = torch.randn(42, 755, 2, 6, device="cuda")
+    eager = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
+    for _ in range(2):
+        for p, q in zip(torch.autograd.grad(lerp(x, y, w), (x, y, w), g), eager, strict=True):
+            assert torch.equal(p, q)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
+    graph.replay()
+    torch.cuda.synchronize()
+    for p, q in zip(captured, eager, strict=True):
+        assert torch.equal(p, q)
+
+
+def test_cuda_paths_without_small() -> None:
+    """The paths the small backward takes over on small shapes (tile2d, rows, cols, gen_r/gen_k with finalize)
+    stay correct: the GPU cases again in a fresh process with LERP_SMALL=0 (read once per process)."""
+    env = {**os.environ, "LERP_SMALL": "0"}
+    tests = [f"{__file__}::test_cuda_vs_numpy", f"{__file__}::test_cuda_tile2d"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], env=env,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stdout[-4000:]
 
 
 def test_cuda_graph_capture(torch_ext: Any) -> None:

@@ -20,6 +20,11 @@
 //   cols      : backward, one gradient summed down at most 64 rows of
 //               contiguous columns (x [3,224,224] vs y [16,3,224,224]):
 //               lanes per column pack, shuffle sums, one pass.
+//   small     : backward of at most 2^19 positions with reduced gradients of
+//               at most 4096 positions an element: one launch; a group of
+//               lanes (or a block) per reduced element sums its positions and
+//               meets in a shuffle tree; the first gradient's groups write the
+//               full-size gradients on the way.
 //   tile2d    : backward whose output splits into [M rows, L columns] with each
 //               of x, y, w full, per row, per column or one element (the
 //               weight [R, 1] against [R, 90]; x [R, 1], y [1, C], w [R, 1]),
@@ -51,6 +56,7 @@
 //   lerp_rows_cols.cuh      rows and cols kernels
 //   lerp_launch_fwd.cuh     host helpers, contig and broadcast-forward launches
 //   lerp_tile2d.cuh         tile2d: the [M, L] view, kernel and launch
+//   lerp_small.cuh          small: every gradient of a small problem in one launch
 //   lerp_launch_bwd.cuh     backward path choice and launches, the public entry points
 #pragma once
 

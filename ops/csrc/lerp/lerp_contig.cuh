@@ -40,6 +40,18 @@ __device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bc
   }
 }
 
+// Element k of a raw pack set from the one element at p[off] (a gathered
+// element, or one of a partial pack at a tensor's end).
+template <typename T, int VEC, typename I>
+__device__ __forceinline__ void load_raw_at(const T* __restrict__ p, I off, int k, Raw<T, VEC>& o) {
+  if constexpr (sizeof(T) == 2 && VEC >= 2) {
+    const uint32_t h = *reinterpret_cast<const unsigned short*>(p + off);
+    o.v[k / 2] = k % 2 ? (o.v[k / 2] & 0xffffu) | (h << 16) : (o.v[k / 2] & 0xffff0000u) | h;
+  } else {
+    o.v[k] = p[off];
+  }
+}
+
 // Element k of a raw pack in the accumulation type.
 template <typename T, int VEC>
 __device__ __forceinline__ typename AccOf<T>::type raw_at(const Raw<T, VEC>& o, int k) {

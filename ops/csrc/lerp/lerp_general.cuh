@@ -80,7 +80,13 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
 }
 
 // Layout of a forward with broadcasting in at most 4 collapsed dims and
-// 32-bit offsets, for fwd_nd_kernel: the dims count is a template parameter,
+// How the nd kernels read an operand's pack: VEC-wide at its offset; one
+// element for the whole pack (broadcast along the innermost dim; in
+// fwd_nd_gather_kernel only where the pack does not cross a row's end);
+// element by element (fwd_nd_gather_kernel only).
+enum NdRead : int8_t { kNdWide = 0, kNdOne = 1, kNdEach = 2 };
+
+// 32-bit offsets, for the nd kernels: the dims count is a template parameter,
 // so the index math unrolls and every size, magic number and stride is an
 // immediate kernel-parameter operand (no indexed parameter loads).
 template <int ND>
@@ -88,7 +94,7 @@ struct NdLayout {
   int32_t size[ND];
   uint32_t magic[ND], shift[ND];
   int32_t stride[3][ND];  // x, y, w (0 where broadcast)
-  bool vec[3];            // read VEC-wide (else one element per pack: broadcast along the innermost dim)
+  int8_t read[3];         // NdRead of x, y, w
 };
 
 // Offsets of x, y, w at output position e (branch-free: every operand's
@@ -126,9 +132,9 @@ __global__ void __launch_bounds__(kThreads)
     if (p < nv) {
       int32_t o[3];
       nd_offsets<ND>(L, p * VEC, o);
-      load_raw<T, VEC>(x, o[0], !L.vec[0], xp[u]);
-      load_raw<T, VEC>(y, o[1], !L.vec[1], yp[u]);
-      if (w) load_raw<T, VEC>(w, o[2], !L.vec[2], wp[u]);
+      load_raw<T, VEC>(x, o[0], L.read[0] != kNdWide, xp[u]);
+      load_raw<T, VEC>(y, o[1], L.read[1] != kNdWide, yp[u]);
+      if (w) load_raw<T, VEC>(w, o[2], L.read[2] != kNdWide, wp[u]);
     }
   }
 #pragma unroll
@@ -138,6 +144,82 @@ __global__ void __launch_bounds__(kThreads)
       A r[VEC];
       lerp_pack<T, VEC>(xp[u], yp[u], wp[u], w != nullptr, wsc, r);
       store_pack<T, VEC>(out, p * VEC, r);
+    }
+  }
+}
+
+// Operand t's pack at output position e (its offset there o) for
+// fwd_nd_gather_kernel: VEC-wide when it is laid out like out and the pack is
+// whole; one element when it is broadcast along the innermost dim and the
+// pack does not cross a row's end (`cross`); else element by element: offset
+// o + k * (innermost stride) within a row, one decomposition per element for
+// a crossing pack. Elements at or past n are not read.
+template <typename T, int VEC, int ND, int t>
+__device__ __forceinline__ void gather_pack(const NdLayout<ND>& L, const T* __restrict__ p, int32_t e, int32_t o,
+                                            bool cross, int32_t n, Raw<T, VEC>& r) {
+  if (L.read[t] == kNdOne && !cross) {
+    load_raw<T, VEC>(p, o, true, r);
+  } else if (L.read[t] == kNdWide && e + VEC <= n) {
+    load_raw<T, VEC>(p, e, false, r);
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      int32_t ok = o + k * L.stride[t][ND - 1];
+      if (cross) {
+        int32_t oo[3];
+        nd_offsets<ND>(L, e + k, oo);
+        ok = oo[t];
+      }
+      if (e + k < n) load_raw_at<T, VEC>(p, ok, k, r);
+    }
+  }
+}
+
+// Forward with broadcasting whose VEC-element packs may cross the end of a
+// row of the innermost dim, or of the tensor (a size there that is not a
+// multiple of VEC: x, w [94866, 692] bf16 against y [1, 692]; 16631172
+// elements against a one-element y): operands laid out like out are read
+// VEC-wide, a one-element operand once, the others element by element
+// (gather_pack); the last pack may be partial. Otherwise as fwd_nd_kernel
+// (U packs per thread, every load issued before any store).
+template <typename T, int VEC, int ND, int U>
+__global__ void __launch_bounds__(kThreads)
+    fwd_nd_gather_kernel(NdLayout<ND> L, const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w,
+                         typename AccOf<T>::type wsc, T* __restrict__ out, int32_t n) {
+  using A = typename AccOf<T>::type;
+  const int32_t nv = (n + VEC - 1) / VEC;
+  const int32_t base = static_cast<int32_t>(blockIdx.x) * (kThreads * U) + static_cast<int32_t>(threadIdx.x);
+  Raw<T, VEC> xp[U] = {}, yp[U] = {}, wp[U] = {};
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int32_t p = base + u * kThreads;
+    if (p < nv) {
+      const int32_t e = p * VEC;
+      int32_t o[3];
+      nd_offsets<ND>(L, e, o);
+      int32_t c0 = e;  // position along the innermost dim
+      if (ND > 1) c0 = e - static_cast<int32_t>(fast_div(static_cast<uint32_t>(e), L.magic[ND - 1], L.shift[ND - 1])) *
+                               L.size[ND - 1];
+      const bool cross = c0 + VEC > L.size[ND - 1];
+      gather_pack<T, VEC, ND, 0>(L, x, e, o[0], cross, n, xp[u]);
+      gather_pack<T, VEC, ND, 1>(L, y, e, o[1], cross, n, yp[u]);
+      if (w) gather_pack<T, VEC, ND, 2>(L, w, e, o[2], cross, n, wp[u]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int32_t p = base + u * kThreads;
+    if (p < nv) {
+      const int32_t e = p * VEC;
+      A r[VEC];
+      lerp_pack<T, VEC>(xp[u], yp[u], wp[u], w != nullptr, wsc, r);
+      if (e + VEC <= n) {
+        store_pack<T, VEC>(out, e, r);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k)
+          if (e + k < n) out[e + k] = cvt_out<T>(r[k]);
+      }
     }
   }
 }

@@ -2,7 +2,7 @@
 // Included in order by lerp.cuh; see its header for the paths and when each is chosen.
 #pragma once
 
-#include "lerp_tile2d.cuh"
+#include "lerp_small.cuh"
 
 namespace lerp_core {
 namespace gpu {
@@ -135,19 +135,19 @@ bool rows_apply(const Layout& lay, const GenArgs<T>& a) {
   return true;
 }
 
-template <typename T, int VEC, bool XY>
+template <typename T, int VEC, bool XY, bool ENDS>
 struct RowKernels {
   template <int U>
   static const void* ptr(bool i64) {
-    return i64 ? reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int64_t>)
-               : reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int32_t>);
+    return i64 ? reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int64_t, ENDS>)
+               : reinterpret_cast<const void*>(&rows_kernel<T, VEC, U, XY, int32_t, ENDS>);
   }
   template <int U>
   static void launch(bool i64, dim3 grid, const RowArgs<T>& r, cudaStream_t stream) {
     if (i64) {
-      rows_kernel<T, VEC, U, XY, int64_t><<<grid, kThreads, 0, stream>>>(r);
+      rows_kernel<T, VEC, U, XY, int64_t, ENDS><<<grid, kThreads, 0, stream>>>(r);
     } else {
-      rows_kernel<T, VEC, U, XY, int32_t><<<grid, kThreads, 0, stream>>>(r);
+      rows_kernel<T, VEC, U, XY, int32_t, ENDS><<<grid, kThreads, 0, stream>>>(r);
     }
   }
 };
@@ -159,9 +159,9 @@ struct RowKernels {
 // docs/ops/diagnostics/h200/rows/rows_LERP_ROWS_PACKS*); otherwise
 // U = 4 and P equal slices such that the grid is about one wave (P = 1 when
 // the rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
-template <typename T, int VEC, bool XY>
+template <typename T, int VEC, bool XY, bool ENDS>
 void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
-  using K = RowKernels<T, VEC, XY>;
+  using K = RowKernels<T, VEC, XY, ENDS>;
   static const int forced = env_int("LERP_ROWS_PACKS", 0);
   const bool i64 = r.L >= (int64_t(1) << 30);
   const int64_t lv = r.L / VEC;
@@ -235,9 +235,11 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
   const bool al = fill_sum_args<T>(lay, a, r);
   const bool xy = a.target == kW;
   if (al && r.L % V == 0) {
-    xy ? rows_launch<T, V, true>(r, alloc, stream) : rows_launch<T, V, false>(r, alloc, stream);
+    xy ? rows_launch<T, V, true, false>(r, alloc, stream) : rows_launch<T, V, false, false>(r, alloc, stream);
+  } else if (al) {  // whole packs from each row's first aligned position, the ends one element a thread
+    xy ? rows_launch<T, V, true, true>(r, alloc, stream) : rows_launch<T, V, false, true>(r, alloc, stream);
   } else {
-    xy ? rows_launch<T, 1, true>(r, alloc, stream) : rows_launch<T, 1, false>(r, alloc, stream);
+    xy ? rows_launch<T, 1, true, false>(r, alloc, stream) : rows_launch<T, 1, false, false>(r, alloc, stream);
   }
 }
 
@@ -535,6 +537,12 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
   base.dw = full[kW] ? dw : nullptr;
   if (reduced.empty()) {
     launch_general<T>(make_layout(os, xs, ys, ws, -1), base, alloc, stream);
+    return;
+  }
+  std::vector<Layout> lays;
+  for (int t : reduced) lays.push_back(make_layout(os, xs, ys, ws, t));
+  if (small_apply(n, lays)) {
+    launch_small<T>(reduced, lays, g, x, y, w, w_scalar, outs, full, stream);
     return;
   }
   View2 v2;

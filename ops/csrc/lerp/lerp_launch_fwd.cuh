@@ -203,13 +203,37 @@ void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, d
   check_cuda(cudaGetLastError(), "contig kernel launch");
 }
 
-// fwd_nd_kernel launch for a layout of ND dims with 32-bit offsets; U packs
+// The nd kernels, as pointers (for occupancy) and launches: fwd_nd_kernel,
+// or with G fwd_nd_gather_kernel (one or two packs per thread).
+template <typename T, int VEC, int ND, bool G>
+struct NdKernels {
+  template <int U>
+  static const void* ptr() {
+    if constexpr (G) return reinterpret_cast<const void*>(&fwd_nd_gather_kernel<T, VEC, ND, U>);
+    return reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, U>);
+  }
+  template <int U>
+  static void launch(unsigned blocks, const NdLayout<ND>& L, const GenArgs<T>& a, typename AccOf<T>::type wsc,
+                     int32_t count, cudaStream_t stream) {
+    if constexpr (G) {
+      fwd_nd_gather_kernel<T, VEC, ND, U><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, count);
+    } else {
+      fwd_nd_kernel<T, VEC, ND, U><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, count);
+    }
+  }
+};
+
+// An nd kernel's launch for a layout of ND dims with 32-bit offsets; U packs
 // per thread from packs_per_thread (2 for large tensors; for small ones more
 // than one where that makes the grid a single wave, and 2 with a tensor
-// weight).
-template <typename T, int VEC, int ND>
+// weight; the gather kernel 1 or 2). fwd_nd_kernel reads an operand VEC-wide
+// unless it is broadcast along the innermost dim; the gather kernel (G) reads
+// operands laid out like out VEC-wide, a one-element one once and the others
+// element by element.
+template <typename T, int VEC, int ND, bool G>
 void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
   using A = typename AccOf<T>::type;
+  using K = NdKernels<T, VEC, ND, G>;
   NdLayout<ND> L;
   const T* ptr[3] = {a.x, a.y, a.w};
   for (int i = 0; i < ND; ++i) {
@@ -218,51 +242,65 @@ void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t s
     L.shift[i] = lay.shift[i];
     for (int t = 0; t < 3; ++t) L.stride[t][i] = ptr[t] ? static_cast<int32_t>(lay.stride[kX + t][i]) : 0;
   }
-  for (int t = 0; t < 3; ++t) L.vec[t] = VEC > 1 && L.stride[t][ND - 1] != 0;
-  const int64_t nv = n / VEC;
-  const unsigned b1 = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, kThreads)));
+  for (int t = 0; t < 3; ++t) {
+    bool like_out = true;
+    for (int i = 0; i < ND; ++i) like_out = like_out && lay.stride[kX + t][i] == lay.stride[kOut][i];
+    const bool inner_bcast = L.stride[t][ND - 1] == 0;
+    if (G) {
+      L.read[t] = like_out ? kNdWide : (inner_bcast ? kNdOne : kNdEach);
+    } else {
+      L.read[t] = VEC > 1 && !inner_bcast ? kNdWide : kNdOne;
+    }
+  }
+  const int64_t nv = G ? ceil_div(n, VEC) : n / VEC;
+  const int32_t count = static_cast<int32_t>(G ? n : nv);  // the gather kernel takes elements, the other packs
   const A wsc = static_cast<A>(a.wsc);
-  const int32_t nv32 = static_cast<int32_t>(nv);
+  int u = 1;
   if constexpr (VEC > 1) {
-    const int64_t wave[3] = {wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 1>)),
-                             wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 2>)),
-                             wave_of(reinterpret_cast<const void*>(&fwd_nd_kernel<T, VEC, ND, 4>))};
     // A gathered tensor weight (a third load per pack) runs 2 packs per
     // thread when no U fits in one wave: x [16,1,1,1], y [16,3,224,224],
     // w [3,1,224] 6.2-6.4 vs 6.6-6.8 us kernel time with 1 on an H200
     // (a scalar weight's x [16,1,1,1] case is 0.3 us slower with 2).
-    const int u = packs_per_thread(nv, wave, 2, a.w ? 2 : 1);
-    const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, int64_t(kThreads) * u)));
-    if (u == 4) {
-      fwd_nd_kernel<T, VEC, ND, 4><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
-      return;
-    }
-    if (u == 2) {
-      fwd_nd_kernel<T, VEC, ND, 2><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
-      return;
-    }
+    int64_t wave[3] = {wave_of(K::template ptr<1>()), wave_of(K::template ptr<2>()), 0};
+    if constexpr (!G) wave[2] = wave_of(K::template ptr<4>());
+    u = packs_per_thread(nv, wave, 2, a.w ? 2 : 1);
   }
-  fwd_nd_kernel<T, VEC, ND, 1><<<b1, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nv32);
+  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, int64_t(kThreads) * u)));
+  if constexpr (VEC > 1 && !G) {
+    if (u == 4) return K::template launch<4>(blocks, L, a, wsc, count, stream);
+  }
+  if constexpr (VEC > 1) {
+    if (u >= 2) return K::template launch<2>(blocks, L, a, wsc, count, stream);
+  }
+  K::template launch<1>(blocks, L, a, wsc, count, stream);
 }
 
-template <typename T, int VEC>
+template <typename T, int VEC, bool G>
 void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
   switch (lay.nk + lay.nr) {
     case 1:
-      return nd_launch<T, VEC, 1>(lay, a, n, stream);
+      return nd_launch<T, VEC, 1, G>(lay, a, n, stream);
     case 2:
-      return nd_launch<T, VEC, 2>(lay, a, n, stream);
+      return nd_launch<T, VEC, 2, G>(lay, a, n, stream);
     case 3:
-      return nd_launch<T, VEC, 3>(lay, a, n, stream);
+      return nd_launch<T, VEC, 3, G>(lay, a, n, stream);
     default:
-      return nd_launch<T, VEC, 4>(lay, a, n, stream);
+      return nd_launch<T, VEC, 4, G>(lay, a, n, stream);
   }
 }
 
+// Fewest elements for fwd_nd_gather_kernel: on the lerp sweep's smaller
+// cases one-element packs measured about 1 us faster on an H100; from about
+// a million elements on, the gather kernel was up to 1.6x faster.
+constexpr int64_t kGatherMin = int64_t(1) << 19;
+
 // Forward with broadcasting (layout with nothing reduced: all dims in R):
 // fwd_nd_kernel for layouts of up to 4 collapsed dims with 32-bit offsets
-// (nearly all), else fwd_bcast_kernel. LERP_FWD_ND=0 sends every layout to
-// fwd_bcast_kernel (read once; for experiments).
+// (nearly all) that can be read VEC-wide, fwd_nd_gather_kernel for the
+// others of those with aligned pointers and kGatherMin elements or more
+// (one-element packs below), else fwd_bcast_kernel. LERP_FWD_ND=0
+// sends every layout to fwd_bcast_kernel, LERP_FWD_GATHER=0 the gather
+// kernel's to one-element packs (read once; for experiments).
 template <typename T>
 void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
@@ -273,11 +311,14 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
   const bool vec = al && vec_ok(lay, inner, V, used);
   const bool small = small_layout(lay);
   static const int nd_on = env_int("LERP_FWD_ND", 1);
+  static const int gather_on = env_int("LERP_FWD_GATHER", 1);
   if (nd_on && small && nd <= 4) {
     if (vec) {
-      nd_pick<T, V>(lay, a, n, stream);
+      nd_pick<T, V, false>(lay, a, n, stream);
+    } else if (al && V > 1 && gather_on && n >= kGatherMin) {
+      nd_pick<T, V, true>(lay, a, n, stream);
     } else {
-      nd_pick<T, 1>(lay, a, n, stream);
+      nd_pick<T, 1, false>(lay, a, n, stream);
     }
     check_cuda(cudaGetLastError(), "bcast forward (nd) kernel launch");
     return;

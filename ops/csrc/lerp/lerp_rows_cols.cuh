@@ -81,8 +81,11 @@ __device__ __forceinline__ void use_sum_pack(const Raw<T, VEC>& gp, const Raw<T,
 // along each row (a scalar, or w[j * w_step]). The summed product is x's
 // g*(1-w), y's g*w, or with XY the weight's g*(y-x) (x, y laid out like
 // dout); dx, dy, when not null, are written full size on the way. Block
-// (p, j) covers packs [p*chunk, (p+1)*chunk) of row j, U packs per thread
-// per step with all loads issued first; no index math beyond a row offset.
+// (p, j) covers packs [p*chunk, (p+1)*chunk) of row j's whole VEC-aligned
+// packs, U packs per thread per step with all loads issued first; no index
+// math beyond a row offset. A row length that is not a multiple of VEC
+// (ENDS) leaves fewer than VEC positions at each end of a row outside those
+// packs: block 0 of the row takes them one a thread.
 // P == 1: the block writes tgt[j]. P > 1: its block sum goes to
 // ws[p * M + j]; with `cnt` (per-row ticket counters, zero on entry) the
 // last block of a row to finish adds the row's partials in fixed order
@@ -96,12 +99,30 @@ struct RowArgs : SumArgs<T> {
   int P = 1;
 };
 
-template <typename T, int VEC, int U, bool XY, typename I>
+// rows_kernel's summed product at one position outside a row's whole packs
+// (thread t < VEC - 1: start + t if before the first whole pack `row`; else
+// tail + t - (VEC - 1) if before the row's end), dx and dy written there.
+template <typename T, int VEC, bool XY>
+__device__ __forceinline__ typename AccOf<T>::type rows_end(const RowArgs<T>& a, typename AccOf<T>::type wj,
+                                                         int64_t start, int64_t row, int64_t tail, int64_t end) {
+  using A = typename AccOf<T>::type;
+  const int t = static_cast<int>(threadIdx.x);
+  const int64_t e = t < VEC - 1 ? start + t : tail + (t - (VEC - 1));
+  if (e >= (t < VEC - 1 ? row : end)) return A(0);
+  Raw<T, 1> gp, xp, yp;
+  load_sum_pack<T, 1, XY, int64_t>(a.g, a.x, a.y, e, gp, xp, yp);
+  PackWeights<A, 1> pw;
+  pw.set(0, wj, a.sum_lo);
+  A acc[1] = {A(0)};
+  use_sum_pack<T, 1, XY, int64_t>(gp, xp, yp, pw, acc, a.dx, a.dy, e);
+  return acc[0];
+}
+
+template <typename T, int VEC, int U, bool XY, typename I, bool ENDS>
 __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
   using A = typename AccOf<T>::type;
-  const I lv = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
+  const I lv_all = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
   const I p0 = static_cast<I>(blockIdx.x) * cv;
-  const I p1 = p0 + cv < lv ? p0 + cv : lv;
   __shared__ bool last;
   for (int64_t j = blockIdx.y; j < a.M; j += gridDim.y) {
     const A wj = a.w ? cvt_in(a.w[j * a.w_step]) : static_cast<A>(a.wsc);
@@ -112,7 +133,18 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
       pw.set(k, wj, a.sum_lo);
       acc[k] = A(0);
     }
-    const int64_t row = j * a.L;
+    // ENDS (rows whose length is not a multiple of VEC): the row's whole
+    // packs start at its first VEC-aligned position `row`; the fewer than
+    // VEC positions before it and after its last whole pack are block 0's,
+    // one a thread (rows_end).
+    int64_t row = j * a.L;
+    I lv = lv_all;
+    if constexpr (ENDS) {
+      const int64_t aligned = (row + VEC - 1) / VEC * VEC, end = row + a.L;
+      row = aligned < end ? aligned : end;
+      lv = static_cast<I>((end - row) / VEC);
+    }
+    const I p1 = p0 + cv < lv ? p0 + cv : lv;
     const T *g = a.g + row, *x = XY ? a.x + row : nullptr, *y = XY ? a.y + row : nullptr;
     T *dx = a.dx ? a.dx + row : nullptr, *dy = a.dy ? a.dy + row : nullptr;
 #pragma unroll 1
@@ -132,6 +164,10 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
     A s = A(0);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) s += acc[k];
+    if constexpr (ENDS) {
+      if (blockIdx.x == 0 && threadIdx.x < 2 * (VEC - 1))
+        s += rows_end<T, VEC, XY>(a, wj, j * a.L, row, row + int64_t(lv) * VEC, (j + 1) * a.L);
+    }
     s = block_sum(s);
     if (a.P == 1) {
       if (threadIdx.x == 0) a.tgt[j] = cvt_out<T>(s);
