@@ -541,7 +541,7 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
   }
   std::vector<Layout> lays;
   for (int t : reduced) lays.push_back(make_layout(os, xs, ys, ws, t));
-  if (small_apply(n, lays)) {
+  if (small_apply(n, lays, full[kX] || full[kY] || full[kW])) {
     launch_small<T>(reduced, lays, g, x, y, w, w_scalar, outs, full, stream);
     return;
   }

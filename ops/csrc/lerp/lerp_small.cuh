@@ -16,11 +16,12 @@ namespace gpu {
 // ... of j (index math over the gradient's own layout), kSmallBatch at a
 // time with every load issued first; the group's sums
 // meet in a fixed shuffle tree (or block_sum), so the bits do not depend on
-// timing. The groups of the first reduced gradient also write the full-size
-// gradients at the positions they visit, each position once.
+// timing. The groups of the first reduced gradient (the one with the most
+// threads) also write the full-size gradients at the positions they visit,
+// each position once.
 constexpr int64_t kSmallMaxN = int64_t(1) << 19;
 constexpr int64_t kSmallMaxL = 4096;
-constexpr int kSmallBatch = 8;  // positions a thread loads before using any
+constexpr int kSmallBatch = 4;  // positions a thread loads before using any
 
 template <typename T>
 struct SmallArgs {
@@ -106,17 +107,6 @@ __global__ void __launch_bounds__(kThreads) small_bwd_kernel(SmallArgs<T> a) {
   }
 }
 
-// Does this backward run as small_bwd_kernel? At most kSmallMaxN positions,
-// and each reduced gradient at most kSmallMaxL positions per element.
-// LERP_SMALL=0 sends these to the paths below (read once; for experiments).
-inline bool small_apply(int64_t n, const std::vector<Layout>& lays) {
-  static const int on = env_int("LERP_SMALL", 1);
-  if (!on || n > kSmallMaxN || lays.empty() || lays.size() > 3) return false;
-  for (const Layout& lay : lays)
-    if (lay.L > kSmallMaxL) return false;
-  return true;
-}
-
 // Threads per element of a reduced gradient summing L positions: the
 // smallest power of two that leaves a thread one batch of them, the whole
 // block beyond 32.
@@ -124,6 +114,34 @@ inline int small_subs(int64_t L) {
   int s = 1;
   while (s < 32 && int64_t(s) * kSmallBatch < L) s *= 2;
   return int64_t(s) * kSmallBatch < L ? kThreads : s;
+}
+
+// The reduced gradient whose groups write the full-size gradients: the one
+// with the most threads.
+inline size_t small_first(const std::vector<Layout>& lays) {
+  size_t f = 0;
+  for (size_t i = 1; i < lays.size(); ++i)
+    if (lays[i].M * small_subs(lays[i].L) > lays[f].M * small_subs(lays[f].L)) f = i;
+  return f;
+}
+
+// Does this backward run as small_bwd_kernel? At most kSmallMaxN positions,
+// each reduced gradient at most kSmallMaxL positions per element, and with
+// full-size gradients to write, a first gradient that leaves its threads one
+// batch each over at least kSmallMinThreads threads (a few blocks writing
+// everything were slower than the general paths). LERP_SMALL=0 sends these
+// to the paths below (read once; for experiments).
+constexpr int64_t kSmallMinThreads = 1024;
+
+inline bool small_apply(int64_t n, const std::vector<Layout>& lays, bool full_grads) {
+  static const int on = env_int("LERP_SMALL", 1);
+  if (!on || n > kSmallMaxN || lays.empty() || lays.size() > 3) return false;
+  for (const Layout& lay : lays)
+    if (lay.L > kSmallMaxL) return false;
+  if (!full_grads) return true;
+  const Layout& f = lays[small_first(lays)];
+  const int s = small_subs(f.L);
+  return f.L <= int64_t(s) * kSmallBatch && f.M * s >= kSmallMinThreads;
 }
 
 // The small pass: the reduced gradients `reduced` (their layouts `lays`) and
@@ -144,15 +162,19 @@ void launch_small(const std::vector<int>& reduced, const std::vector<Layout>& la
     xy = xy || (full[t] && t == kW);
   }
   a.nt = static_cast<int>(reduced.size());
+  std::vector<size_t> order(reduced.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::swap(order[0], order[small_first(lays)]);
   unsigned blocks = 0;
   for (int i = 0; i < a.nt; ++i) {
-    a.target[i] = reduced[i];
-    a.tgt[i] = outs[reduced[i]];
-    a.lay[i] = lays[i];
-    a.subs[i] = small_subs(lays[i].L);
-    blocks += static_cast<unsigned>(ceil_div(lays[i].M * a.subs[i], kThreads));
+    const size_t k = order[i];
+    a.target[i] = reduced[k];
+    a.tgt[i] = outs[reduced[k]];
+    a.lay[i] = lays[k];
+    a.subs[i] = small_subs(lays[k].L);
+    blocks += static_cast<unsigned>(ceil_div(lays[k].M * a.subs[i], kThreads));
     a.block_end[i] = blocks;
-    xy = xy || reduced[i] == kW;
+    xy = xy || reduced[k] == kW;
   }
   for (int i = a.nt; i < 3; ++i) a.block_end[i] = blocks;
   a.mask = (1u << kOut) | (w ? 1u << kW : 0u) | (xy ? (1u << kX) | (1u << kY) : 0u);
