@@ -101,35 +101,15 @@ def test_cuda_deterministic(torch_ext: Any, weight: str) -> None:
 def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
     """The small backward (three reduced gradients in one launch): bitwise equal across runs and when replayed
     from a CUDA graph."""
-    from ops import lerp
-
-    x = torch.randn(42, 1, 2, 6, device="cuda", requires_grad=True)
-    y = torch.randn(42, 755, 2, 1, device="cuda", requires_grad=True)
-    w = torch.rand(1, 755, 2, 6, device="cuda", requires_grad=True)
-    g = torch.randn(42, 755, 2, 6, device="cuda")
-    eager = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
-    for _ in range(2):
-        for p, q in zip(torch.autograd.grad(lerp(x, y, w), (x, y, w), g), eager, strict=True):
-            assert torch.equal(p, q)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        captured = torch.autograd.grad(lerp(x, y, w), (x, y, w), g)
-    graph.replay()
-    torch.cuda.synchronize()
-    for p, q in zip(captured, eager, strict=True):
-        assert torch.equal(p, q)
+    _check_deterministic_and_captured([42, 1, 2, 6], [42, 755, 2, 1], [1, 755, 2, 6])
 
 
 def test_cuda_paths_without_small() -> None:
     """The paths the small backward takes over on small shapes (tile2d, rows, cols, gen_r/gen_k with finalize)
     stay correct: the GPU cases again in a fresh process with LERP_SMALL=0 (read once per process)."""
     env = {**os.environ, "LERP_SMALL": "0"}
-    tests = [f"{__file__}::test_cuda_vs_numpy", f"{__file__}::test_cuda_tile2d"]
+    tests = [f"{__file__}::{name}" for name in
+             ("test_cuda_vs_numpy", "test_cuda_tile2d", "test_cuda_tile2d_deterministic_and_captured")]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], env=env,
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -228,9 +208,14 @@ def test_cuda_tile2d(torch_ext: Any, case: str, dtype: str) -> None:
 def test_cuda_tile2d_deterministic_and_captured(torch_ext: Any, case: str) -> None:
     """Fixed-order sums: bitwise equal across runs, and under graph capture (finalize launch instead of the
     last block's sums) equal to the eager result."""
+    _check_deterministic_and_captured(*TILE2D_CASES[case])
+
+
+def _check_deterministic_and_captured(xs: list[int], ys: list[int], ws: list[int]) -> None:
+    """Gradients of lerp(x, y, w) with these shapes: bitwise equal across runs and when replayed from a CUDA
+    graph captured after a warm-up on a side stream."""
     from ops import lerp
 
-    xs, ys, ws = TILE2D_CASES[case]
     x = torch.randn(xs, device="cuda", requires_grad=True)
     y = torch.randn(ys, device="cuda", requires_grad=True)
     w = torch.rand(ws, device="cuda", requires_grad=True)
