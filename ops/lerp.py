@@ -28,6 +28,7 @@ FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 _torch_lock = threading.Lock()
 _torch_ready = False
+_TORCH_OPS: dict[str, Any] = {}  # the op for each autograd mode (torch_autograd_mode), set by _torch_setup
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -63,8 +64,35 @@ def _supported(dtype: Any) -> bool:
     return ok
 
 
+# Shape triples already found broadcastable (torch.Size is a hashable tuple): a set lookup instead of
+# broadcast_shape's Python loops on every call; emptied beyond _MAX_BCAST_OK entries.
+_BCAST_OK: set[tuple[Any, ...]] = set()
+_MAX_BCAST_OK = 256
+
+
+def _torch_ok(x: Any, y: Any, weight: Any) -> bool:
+    """The common torch call in straight-line code (about a microsecond): float tensors of one dtype on one
+    device with shapes already known to broadcast. False sends the call to the full checks."""
+    torch = sys.modules["torch"]
+    dt = x.dtype
+    if type(y) is not type(x) or y.dtype is not dt or not _supported(dt):
+        return False
+    dev = x.device
+    if y.device != dev:
+        return False
+    if isinstance(weight, torch.Tensor):
+        if weight.dtype is not dt or weight.device != dev:
+            return False
+        key = (x.shape, y.shape, weight.shape)
+    elif type(weight) is float:
+        key = (x.shape, y.shape)
+    else:
+        return False
+    return key[0] == key[1] == key[-1] or key in _BCAST_OK
+
+
 def _validate(x: Any, y: Any, weight: Any) -> str:
-    """Check the arguments (cheap on the common path: object compares, no strings); returns the framework."""
+    """Check the arguments (every call _torch_ok does not pass, so every error); returns the framework."""
     fw = framework_of(x)
     if fw is None:
         raise TypeError(f"lerp: x must be a paddle.Tensor or torch.Tensor, got {type(x).__name__}")
@@ -94,6 +122,10 @@ def _validate(x: Any, y: Any, weight: Any) -> str:
     shapes = [tuple(t.shape) for t in tensors]
     if any(s != shapes[0] for s in shapes):
         broadcast_shape(*shapes)
+        if fw == "torch":
+            if len(_BCAST_OK) >= _MAX_BCAST_OK:
+                _BCAST_OK.clear()
+            _BCAST_OK.add(tuple(t.shape for t in tensors))
     return fw
 
 
@@ -154,6 +186,7 @@ def _torch_setup() -> None:
             return (dx if nx else None), (dy if ny else None), (dw if nw else None), None
 
         torch.library.register_autograd("opbench_lerp::lerp", _backward, setup_context=_setup_context)
+        _TORCH_OPS.update(cpp=torch.ops.opbench_lerp.lerp_autograd, python=torch.ops.opbench_lerp.lerp)
         _torch_ready = True
 
 
@@ -167,13 +200,11 @@ def torch_autograd_mode() -> str:
 
 
 def _torch_lerp(x: Any, y: Any, weight: Any) -> Any:
-    import torch
-
+    torch = sys.modules["torch"]
     if not _torch_ready:  # once; kept out of torch.compile's trace (it takes a lock)
         torch.compiler.disable(_torch_setup)()
 
-    ns = torch.ops.opbench_lerp
-    op = ns.lerp_autograd if torch_autograd_mode() == "cpp" else ns.lerp
+    op = _TORCH_OPS[torch_autograd_mode()]
     if isinstance(weight, torch.Tensor):
         return op(x, y, weight, 0.0)
     return op(x, y, None, float(weight))
@@ -194,8 +225,10 @@ def lerp(x: Any, y: Any, weight: Any, name: str | None = None) -> Any:
     ``name`` is accepted (and ignored) for signature compatibility with ``paddle.lerp``.
     """
     torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor) and torch.compiler.is_compiling():
-        # Traced by torch.compile: the op's fake impl checks shapes (torch.broadcast_shapes).
+    # Traced by torch.compile, the op's fake impl checks shapes (torch.broadcast_shapes); the common
+    # eager call passes _torch_ok's straight-line checks.
+    if torch is not None and isinstance(x, torch.Tensor) and (torch.compiler.is_compiling() or
+                                                               _torch_ok(x, y, weight)):
         return _torch_lerp(x, y, weight)
     fw = _validate(x, y, weight)
     return _torch_lerp(x, y, weight) if fw == "torch" else _paddle_lerp(x, y, weight)

@@ -118,3 +118,31 @@ def test_cpp_checks_paddle(paddle_ext: Any) -> None:
     paddle = paddle_ext
     with pytest.raises(Exception, match="not broadcastable"):
         mod.opbench_lerp_scalar(paddle.zeros([2, 3]), paddle.zeros([4, 3]), 0.5)
+
+
+def test_checks_after_a_passing_call_torch(torch_ext: Any) -> None:
+    """The eager fast path (shapes found broadcastable once, then a set lookup) still refuses a call that
+    differs from a passing one in dtype, weight type, shape or device, with the full checks' messages; its
+    shape cache stays bounded."""
+    import importlib
+
+    from ops import lerp
+
+    torch = torch_ext
+    mod = importlib.import_module("ops.lerp")
+    x, y, w = torch.zeros(2, 3), torch.zeros(3), torch.zeros(2, 1)
+    for _ in range(2):  # the second call takes the fast path
+        assert lerp(x, y, w).shape == (2, 3)
+    assert (x.shape, y.shape, w.shape) in mod._BCAST_OK
+    with pytest.raises(TypeError, match="float32 vs float64"):
+        lerp(x, y.double(), w)
+    with pytest.raises(TypeError, match="weight dtype float64"):
+        lerp(x, y, w.double())
+    with pytest.raises(TypeError, match="weight must be"):
+        lerp(x, y, "0.5")
+    with pytest.raises(ValueError, match="not broadcastable"):
+        lerp(x, torch.zeros(4), w)
+    torch.testing.assert_close(lerp(x + 1, y, 1), torch.zeros(2, 3))  # an int weight: the full checks, then the op
+    for n in range(2, mod._MAX_BCAST_OK + 10):
+        lerp(torch.zeros(n, 1), torch.zeros(1, 2), 0.5)
+    assert len(mod._BCAST_OK) <= mod._MAX_BCAST_OK
