@@ -70,10 +70,9 @@ _BCAST_OK: set[tuple[Any, ...]] = set()
 _MAX_BCAST_OK = 256
 
 
-def _torch_ok(x: Any, y: Any, weight: Any) -> bool:
-    """The common torch call in straight-line code (about a microsecond): float tensors of one dtype on one
-    device with shapes already known to broadcast. False sends the call to the full checks."""
-    torch = sys.modules["torch"]
+def _torch_ok(torch: Any, x: Any, y: Any, weight: Any) -> bool:
+    """The common torch call in straight-line code: float tensors of one dtype on one device with shapes
+    already known to broadcast. False sends the call to the full checks."""
     dt = x.dtype
     if type(y) is not type(x) or y.dtype is not dt or not _supported(dt):
         return False
@@ -228,7 +227,7 @@ def lerp(x: Any, y: Any, weight: Any, name: str | None = None) -> Any:
     # Traced by torch.compile, the op's fake impl checks shapes (torch.broadcast_shapes); the common
     # eager call passes _torch_ok's straight-line checks.
     if torch is not None and isinstance(x, torch.Tensor) and (torch.compiler.is_compiling() or
-                                                               _torch_ok(x, y, weight)):
+                                                               _torch_ok(torch, x, y, weight)):
         return _torch_lerp(x, y, weight)
     fw = _validate(x, y, weight)
     return _torch_lerp(x, y, weight) if fw == "torch" else _paddle_lerp(x, y, weight)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d (rows: the rows and cols
-# kernels; tile2d: the backwards the tile2d path takes, with it and without it, against torch.compile).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small (rows: the rows and
+# cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
+# torch.compile).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows|tile2d ...]}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows|tile2d|small ...]}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -112,6 +113,23 @@ section_tile2d() {
   for t in 1 0; do
     LERP_TILE2D=$t python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd \
       --method events --no-progress >"$out/tile2d_$t.md" 2>&1
+  done
+}
+
+# lerp-sweep backwards that take the small path (lerp-design.md, path 9): LERP_SMALL=0 sends them to the other
+# paths; events with L2 flushed, torch.compile alongside
+section_small() {
+  local S=(
+    'paddle.lerp(Tensor([12, 1],"float16"), Tensor([1, 345],"float16"), Tensor([12, 1],"float16"), )'
+    'paddle.lerp(Tensor([42, 1, 2, 6],"float32"), Tensor([42, 755, 2, 1],"float32"), Tensor([1, 755, 2, 6],"float32"), )'
+    'paddle.lerp(Tensor([1, 3, 13, 2],"float64"), Tensor([331, 1, 13, 2],"float64"), Tensor([331, 3, 1, 2],"float64"), )'
+    'paddle.lerp(Tensor([2, 3, 32, 32],"float64"), Tensor([2, 3, 32, 32],"float64"), Tensor([1, 3, 32, 1],"float64"), )'
+    'paddle.lerp(Tensor([1, 494, 1],"float16"), Tensor([35, 494, 2],"float16"), Tensor([35, 494, 2],"float16"), )'
+    'paddle.lerp(Tensor([15, 2, 1, 2, 49],"float16"), Tensor([1, 2, 140, 2, 49],"float16"), Tensor([15, 1, 140, 2, 49],"float16"), )'
+  )
+  for s in 1 0; do
+    LERP_SMALL=$s python -m opbench bench "${S[@]}" --providers torch-compile,torch-ops --directions bwd \
+      --method events --rounds 1 --budget 100 --no-progress >"$out/small_$s.md" 2>&1
   done
 }
 

@@ -23,8 +23,8 @@
 //   small     : backward of at most 2^19 positions with reduced gradients of
 //               at most 4096 positions an element: one launch; a group of
 //               lanes (or a block) per reduced element sums its positions and
-//               meets in a shuffle tree; the first gradient's groups write the
-//               full-size gradients on the way.
+//               meets in a shuffle tree; the groups of the gradient with the
+//               most threads write the full-size gradients on the way.
 //   tile2d    : backward whose output splits into [M rows, L columns] with each
 //               of x, y, w full, per row, per column or one element (the
 //               weight [R, 1] against [R, 90]; x [R, 1], y [1, C], w [R, 1]),

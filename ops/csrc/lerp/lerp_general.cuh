@@ -79,13 +79,13 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
   }
 }
 
-// Layout of a forward with broadcasting in at most 4 collapsed dims and
 // How the nd kernels read an operand's pack: VEC-wide at its offset; one
 // element for the whole pack (broadcast along the innermost dim; in
 // fwd_nd_gather_kernel only where the pack does not cross a row's end);
 // element by element (fwd_nd_gather_kernel only).
 enum NdRead : int8_t { kNdWide = 0, kNdOne = 1, kNdEach = 2 };
 
+// Layout of a forward with broadcasting in at most 4 collapsed dims and
 // 32-bit offsets, for the nd kernels: the dims count is a template parameter,
 // so the index math unrolls and every size, magic number and stride is an
 // immediate kernel-parameter operand (no indexed parameter loads).
@@ -179,7 +179,8 @@ __device__ __forceinline__ void gather_pack(const NdLayout<ND>& L, const T* __re
 // row of the innermost dim, or of the tensor (a size there that is not a
 // multiple of VEC: x, w [94866, 692] bf16 against y [1, 692]; 16631172
 // elements against a one-element y): operands laid out like out are read
-// VEC-wide, a one-element operand once, the others element by element
+// VEC-wide, one broadcast along the innermost dim as one element per pack
+// (where the pack does not cross a row's end), the others element by element
 // (gather_pack); the last pack may be partial. Otherwise as fwd_nd_kernel
 // (U packs per thread, every load issued before any store).
 template <typename T, int VEC, int ND, int U>

@@ -539,8 +539,12 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
     launch_general<T>(make_layout(os, xs, ys, ws, -1), base, alloc, stream);
     return;
   }
+  Layout lay_of[kNumT];  // each reduced gradient's layout, made once for every path below
   std::vector<Layout> lays;
-  for (int t : reduced) lays.push_back(make_layout(os, xs, ys, ws, t));
+  for (int t : reduced) {
+    lay_of[t] = make_layout(os, xs, ys, ws, t);
+    lays.push_back(lay_of[t]);
+  }
   if (small_apply(n, lays, full[kX] || full[kY] || full[kW])) {
     launch_small<T>(reduced, lays, g, x, y, w, w_scalar, outs, full, stream);
     return;
@@ -558,7 +562,7 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
     bool fused = false;
     for (size_t i = 0; i < reduced.size() && !fused; ++i) {
       const int t = reduced[i];
-      const Layout lay = make_layout(os, xs, ys, ws, t);
+      const Layout& lay = lay_of[t];
       if (reduced_inner(lay, t)) continue;
       for (size_t k = 0; k < reduced.size() && !fused; ++k) {
         if (k == i) continue;
@@ -583,7 +587,7 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
     first = false;
     a.target = t;
     a.tgt = outs[t];
-    launch_general<T>(make_layout(os, xs, ys, ws, t), a, alloc, stream);
+    launch_general<T>(lay_of[t], a, alloc, stream);
   }
 }
 

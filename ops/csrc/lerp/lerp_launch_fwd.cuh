@@ -228,8 +228,8 @@ struct NdKernels {
 // than one where that makes the grid a single wave, and 2 with a tensor
 // weight; the gather kernel 1 or 2). fwd_nd_kernel reads an operand VEC-wide
 // unless it is broadcast along the innermost dim; the gather kernel (G) reads
-// operands laid out like out VEC-wide, a one-element one once and the others
-// element by element.
+// operands laid out like out VEC-wide, one broadcast along the innermost dim
+// one element a pack and the others element by element (NdRead).
 template <typename T, int VEC, int ND, bool G>
 void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
   using A = typename AccOf<T>::type;
@@ -289,9 +289,9 @@ void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t str
   }
 }
 
-// Fewest elements for fwd_nd_gather_kernel: on the lerp sweep's smaller
-// cases one-element packs measured about 1 us faster on an H100; from about
-// a million elements on, the gather kernel was up to 1.6x faster.
+// Fewest elements for fwd_nd_gather_kernel: below, one-element packs measured
+// faster on the lerp sweep's small cases (H100); above, the gather kernel
+// (lerp-design.md, path 2).
 constexpr int64_t kGatherMin = int64_t(1) << 19;
 
 // Forward with broadcasting (layout with nothing reduced: all dims in R):
