@@ -100,6 +100,18 @@ section_rows() {
   python $here/diagnose.py timeline "$CB5" "$C1W" "$C3" >"$out/rows_timeline.log" 2>&1
 }
 
+# A path switch's backwards with it on and off: KNOB=1 and KNOB=0 over CASES, torch.compile alongside, events
+# with L2 flushed, into NAME_1.md and NAME_0.md; OPTS: more bench options.
+path_ab() {
+  local knob=$1 name=$2 opts=$3
+  shift 3
+  for v in 1 0; do
+    # shellcheck disable=SC2086  # OPTS splits into options
+    env "$knob=$v" python -m opbench bench "$@" --providers torch-compile,torch-ops --directions bwd \
+      --method events --no-progress $opts >"$out/${name}_$v.md" 2>&1
+  done
+}
+
 # the lerp-sweep backwards that take tile2d (lerp-design.md, path 5): LERP_TILE2D=0 sends them to the older
 # paths; events with L2 flushed, torch.compile alongside
 section_tile2d() {
@@ -110,10 +122,7 @@ section_tile2d() {
     'paddle.lerp(Tensor([415, 1],"float64"), Tensor([1, 50],"float64"), Tensor([415, 1],"float64"), )'
     'paddle.lerp(Tensor([1141341, 10],"float32"), Tensor([1141341, 10],"float32"), Tensor([1, 10],"float32"), )'
   )
-  for t in 1 0; do
-    LERP_TILE2D=$t python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd \
-      --method events --no-progress >"$out/tile2d_$t.md" 2>&1
-  done
+  path_ab LERP_TILE2D tile2d "" "${T[@]}"
 }
 
 # lerp-sweep backwards that take the small path (lerp-design.md, path 9): LERP_SMALL=0 sends them to the other
@@ -127,10 +136,7 @@ section_small() {
     'paddle.lerp(Tensor([1, 494, 1],"float16"), Tensor([35, 494, 2],"float16"), Tensor([35, 494, 2],"float16"), )'
     'paddle.lerp(Tensor([15, 2, 1, 2, 49],"float16"), Tensor([1, 2, 140, 2, 49],"float16"), Tensor([15, 1, 140, 2, 49],"float16"), )'
   )
-  for s in 1 0; do
-    LERP_SMALL=$s python -m opbench bench "${S[@]}" --providers torch-compile,torch-ops --directions bwd \
-      --method events --rounds 1 --budget 100 --no-progress >"$out/small_$s.md" 2>&1
-  done
+  path_ab LERP_SMALL small "--rounds 1 --budget 100" "${S[@]}"
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
