@@ -84,10 +84,13 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "rows_ends_dw": ([1280427, 2], [1280427, 2], [1, 1]),
     "rows_ends_long": ([3, 1], [3, 300001], 0.4),
     # small backward (one launch): three reduced gradients; a whole block per element (345 positions);
-    # dy and dw written full size by the reduced dx's groups
+    # dy and dw written full size by the reduced dx's groups; 32 lanes of two batches per element (140
+    # positions) beside whole blocks (210, too few elements for 32-lane groups)
     "small_three": ([42, 1, 2, 6], [42, 755, 2, 1], [1, 755, 2, 6]),
     "small_block": ([12, 1], [1, 345], [12, 1]),
     "small_full": ([1, 494, 1], [35, 494, 2], [35, 494, 2]),
+    "small_warp_batches": ([15, 2, 1, 2, 49], [1, 2, 140, 2, 49], [15, 1, 140, 2, 49]),
+    "small_warp_few": ([3, 1, 5], [1, 210, 5], [3, 210, 1]),
 }
 
 

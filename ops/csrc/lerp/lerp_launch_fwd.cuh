@@ -2,6 +2,7 @@
 // Included in order by lerp.cuh; see its header for the paths and when each is chosen.
 #pragma once
 
+#include "common/env_knob.h"
 #include "lerp_rows_cols.cuh"
 
 namespace lerp_core {
@@ -42,10 +43,7 @@ inline int blocks_per_sm(const void* kernel) {
 // Blocks in one wave of a kernel.
 inline int64_t wave_of(const void* kernel) { return int64_t(sm_count()) * blocks_per_sm(kernel); }
 
-inline int env_int(const char* name, int dflt) {
-  const char* e = std::getenv(name);
-  return e ? std::atoi(e) : dflt;
-}
+using opcore::env_int;
 
 // Block cap for the grid-stride flat kernels: SMs x LERP_BLOCKS_PER_SM
 // (default 0 = no cap). Read once.

@@ -107,32 +107,40 @@ __global__ void __launch_bounds__(kThreads) small_bwd_kernel(SmallArgs<T> a) {
   }
 }
 
-// Threads per element of a reduced gradient summing L positions: the
-// smallest power of two that leaves a thread one batch of them, the whole
-// block beyond 32.
-inline int small_subs(int64_t L) {
+// Batches a lane of a 32-lane group takes before an element gets the whole
+// block (a block for 129-256 positions leaves half its threads idle), where
+// the gradient's 32-lane groups still make kSmallMinThreads threads.
+constexpr int kSmallWarpBatches = 2;
+constexpr int64_t kSmallMinThreads = 1024;
+
+// Threads per element of a reduced gradient of M elements summing L
+// positions each: the smallest power of two that leaves a thread one batch
+// of them; 32 for up to kSmallWarpBatches batches a lane (see above); the
+// whole block beyond.
+inline int small_subs(int64_t L, int64_t M) {
   int s = 1;
   while (s < 32 && int64_t(s) * kSmallBatch < L) s *= 2;
-  return int64_t(s) * kSmallBatch < L ? kThreads : s;
+  if (L <= int64_t(s) * kSmallBatch) return s;
+  return L <= int64_t(32) * kSmallBatch * kSmallWarpBatches && M * 32 >= kSmallMinThreads ? 32 : kThreads;
 }
+inline int small_subs(const Layout& lay) { return small_subs(lay.L, lay.M); }
 
 // The reduced gradient whose groups write the full-size gradients: the one
 // with the most threads.
 inline size_t small_first(const std::vector<Layout>& lays) {
   size_t f = 0;
   for (size_t i = 1; i < lays.size(); ++i)
-    if (lays[i].M * small_subs(lays[i].L) > lays[f].M * small_subs(lays[f].L)) f = i;
+    if (lays[i].M * small_subs(lays[i]) > lays[f].M * small_subs(lays[f])) f = i;
   return f;
 }
 
 // Does this backward run as small_bwd_kernel? At most kSmallMaxN positions,
 // each reduced gradient at most kSmallMaxL positions per element, and with
 // full-size gradients to write, a first gradient that leaves its threads one
-// batch each over at least kSmallMinThreads threads (a few blocks writing
-// everything were slower than the general paths). LERP_SMALL=0 sends these
-// to the paths below (read once; for experiments).
-constexpr int64_t kSmallMinThreads = 1024;
-
+// batch each (kSmallWarpBatches in 32-lane groups) over at least
+// kSmallMinThreads threads (a few blocks writing everything were slower than
+// the general paths). LERP_SMALL=0 sends these to the paths below (read
+// once; for experiments).
 inline bool small_apply(int64_t n, const std::vector<Layout>& lays, bool full_grads) {
   static const int on = env_int("LERP_SMALL", 1);
   if (!on || n > kSmallMaxN || lays.empty() || lays.size() > 3) return false;
@@ -140,8 +148,9 @@ inline bool small_apply(int64_t n, const std::vector<Layout>& lays, bool full_gr
     if (lay.L > kSmallMaxL) return false;
   if (!full_grads) return true;
   const Layout& f = lays[small_first(lays)];
-  const int s = small_subs(f.L);
-  return f.L <= int64_t(s) * kSmallBatch && f.M * s >= kSmallMinThreads;
+  const int s = small_subs(f);
+  const int64_t per_thread = s == 32 ? int64_t(kSmallBatch) * kSmallWarpBatches : kSmallBatch;
+  return f.L <= int64_t(s) * per_thread && f.M * s >= kSmallMinThreads;
 }
 
 // The small pass: the reduced gradients `reduced` (their layouts `lays`) and
@@ -171,7 +180,7 @@ void launch_small(const std::vector<int>& reduced, const std::vector<Layout>& la
     a.target[i] = reduced[k];
     a.tgt[i] = outs[reduced[k]];
     a.lay[i] = lays[k];
-    a.subs[i] = small_subs(lays[k].L);
+    a.subs[i] = small_subs(lays[k]);
     blocks += static_cast<unsigned>(ceil_div(lays[k].M * a.subs[i], kThreads));
     a.block_end[i] = blocks;
     xy = xy || reduced[k] == kW;

@@ -98,9 +98,12 @@ __device__ __forceinline__ void write_partial(float* col, int cols, int block, f
 
 // kSmemBlocks > 0: the dw/db sums in shared memory, registers held to what kSmemBlocks blocks an SM allow.
 // kCS == 1 grids may be launched as clusters (of any size up to 8): their blocks' partial rows are then
-// added in the cluster (write_partial).
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
-__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
+// added in the cluster (write_partial). kEarly: the weight's packs are read once, before the first row,
+// and held in registers (else read beside each row's sums, and again for dx): for grids of at most a block
+// an SM (no register limit), where the reads' round trips to memory are most of the time.
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks,
+          bool kEarly>
+__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlocks)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
             float* __restrict__ part_w, float* __restrict__ part_b, W* __restrict__ dw, W* __restrict__ db,
@@ -122,6 +125,22 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
   const bool whole = !kOdd || (sp.head == 0 && aligned16(w));
   const float inv_n = 1.f / static_cast<float>(cols);
   const float we = sp.has_loose() && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
+  Pack<W, V> wp[kEarly ? kVecs : 1] = {};
+  if constexpr (kEarly) {
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int p = gi + i * kSpan;
+      if (p < sp.packs) wp[i] = load_param_raw<W, V>(w, sp.head + p * V, whole);
+    }
+  }
+  // The weight of pack i as floats (ones where there is none).
+  auto weights = [&](int i, float (&wv)[V]) {
+    if constexpr (kEarly) {
+      param_floats<W, V>(w, wp[i], 1.f, wv);
+    } else {
+      load_param<W, V>(w, sp.head + (gi + i * kSpan) * V, 1.f, wv, whole);
+    }
+  };
   // Register sums (unused where kSmem: the compiler drops them), or shared-memory ones: pack i's sums at
   // sw + at(i) (dw) and sb + at(i) (db).
   constexpr int kRegs = kSmem ? 1 : kVecs;
@@ -149,7 +168,17 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
   for (int64_t row = group; row < rows; row += stride) {
     const float mu = kCenter ? mean[row] : 0.f, rs = rstd[row];
     const T *xr = x + row * cols + sp.head, *gr = dy + row * cols + sp.head;
+    // Every pack's loads go out before any is used: loaded pack by pack beside the sums, each pack's loads
+    // waited for the previous pack's sums, a round trip to memory a pack.
     Pack<T, V> xp[kVecs], gp[kVecs];
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int p = gi + i * kSpan;
+      if (p < sp.packs) {
+        xp[i] = load_pack<T, V>(xr + p * V);
+        gp[i] = load_pack<T, V>(gr + p * V);
+      }
+    }
     const float xe = sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
     const float ge = sp.has_loose() ? to_f32(gr[sp.loose - sp.head]) : 0.f;
     const float xhe = (xe - mu) * rs;
@@ -158,10 +187,8 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
       if (p < sp.packs) {
-        xp[i] = load_pack<T, V>(xr + p * V);
-        gp[i] = load_pack<T, V>(gr + p * V);
         float wv[V], dw_[V], db_[V];
-        load_param<W, V>(w, sp.head + p * V, 1.f, wv, whole);
+        weights(i, wv);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
           const float xh = (to_f32(xp[i].v[k]) - mu) * rs, g = to_f32(gp[i].v[k]);
@@ -191,7 +218,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kSmemBlocks)
       const int p = gi + i * kSpan;
       if (p >= sp.packs) continue;
       float wv[V];
-      load_param<W, V>(w, sp.head + p * V, 1.f, wv, whole);
+      weights(i, wv);
       Pack<T, V> o;
 #pragma unroll
       for (int k = 0; k < V; ++k) {

@@ -81,6 +81,25 @@ __device__ __forceinline__ void load_param(const W* p, int c, float fill, float 
   }
 }
 
+// load_param in two steps, so that the load can go out long before the values are used: the raw V values
+// from column c (nothing where p is null), then as floats (`fill` where p is null).
+template <typename W, int V>
+__device__ __forceinline__ Pack<W, V> load_param_raw(const W* p, int c, bool whole = true) {
+  Pack<W, V> pk{};
+  if (p != nullptr && whole) {
+    pk = load_pack<W, V>(p + c);
+  } else if (p != nullptr) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) pk.v[k] = p[c + k];
+  }
+  return pk;
+}
+template <typename W, int V>
+__device__ __forceinline__ void param_floats(const W* p, const Pack<W, V>& pk, float fill, float (&out)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) out[k] = p != nullptr ? to_f32(pk.v[k]) : fill;
+}
+
 // Sums K values over each group of kSpan consecutive lanes (a power of two up to 32) by butterfly
 // shuffles; every lane of the group gets the sums.
 template <int kSpan, int K>

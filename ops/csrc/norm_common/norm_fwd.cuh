@@ -4,7 +4,10 @@
 //             kCS blocks (kCS > 1: a thread-block cluster per row, its blocks' sums added through
 //             distributed shared memory; kTPR = 32: a warp per row, 4 rows a block; 128-1024: a block
 //             per row), kVecs packs of V elements per thread (16 bytes) plus (kOdd) one loose element
-//             where the row is not a whole number of aligned packs (RowSplit).
+//             where the row is not a whole number of aligned packs (RowSplit). kEarly: weight and bias are
+//             read with x, before the row sums (else after them, when y is written): their registers are
+//             held across the sums, which costs occupancy, so the host takes it for grids of at most one
+//             block an SM, where a second round trip to memory is most of the time.
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -14,7 +17,7 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, bool kEarly>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
@@ -43,6 +46,24 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     }
   }
   const float e = live && sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
+  // kEarly: the parameters' loads go out now, with x's.
+  Pack<W, V> wp[kEarly ? kVecs : 1] = {}, bp[kEarly && kCenter ? kVecs : 1] = {};
+  W we{}, be{};
+  if constexpr (kEarly) {
+    const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const int p = gi + i * kSpan;
+      if (live && p < sp.packs) {
+        wp[i] = load_param_raw<W, V>(w, sp.head + p * V, whole);
+        if constexpr (kCenter) bp[i] = load_param_raw<W, V>(b, sp.head + p * V, whole);
+      }
+    }
+    if (live && sp.has_loose()) {
+      if (w != nullptr) we = w[sp.loose];
+      if (b != nullptr) be = b[sp.loose];
+    }
+  }
   float mu = 0.f;
   if constexpr (kCenter) {
     float s[1] = {e};
@@ -82,15 +103,27 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     const int c = sp.head + p * V;
     Pack<T, V> o;
     float wv[V], bv[V];
-    load_param<W, V>(w, c, 1.f, wv, whole);
-    load_param<W, V>(b, c, 0.f, bv, whole);
+    if constexpr (kEarly) {
+      param_floats<W, V>(w, wp[i], 1.f, wv);
+      param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
+    } else {
+      load_param<W, V>(w, c, 1.f, wv, whole);
+      load_param<W, V>(b, c, 0.f, bv, whole);
+    }
 #pragma unroll
     for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
     store_pack<T, V>(yr + p * V, o);
   }
   if (sp.has_loose()) {
     const int c = sp.loose;
-    const float wv = w != nullptr ? to_f32(w[c]) : 1.f, bv = b != nullptr ? to_f32(b[c]) : 0.f;
+    float wv, bv;
+    if constexpr (kEarly) {
+      wv = w != nullptr ? to_f32(we) : 1.f;
+      bv = b != nullptr ? to_f32(be) : 0.f;
+    } else {
+      wv = w != nullptr ? to_f32(w[c]) : 1.f;
+      bv = b != nullptr ? to_f32(b[c]) : 0.f;
+    }
     yr[c - sp.head] = from_f32<T>((e - mu) * rs * wv + bv);
   }
 }

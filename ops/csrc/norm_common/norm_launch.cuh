@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/env_knob.h"
 #include "norm_bwd.cuh"
 #include "norm_fwd.cuh"
 
@@ -175,13 +176,30 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
   return std::max(clusters, 1);
 }
 
+// Grids of one block a row group with at most this many blocks an SM read the parameters early and hold
+// them in registers (fwd_reg's and bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256
+// threads only: at 512 threads (128 registers a thread) the held parameters spill. NORM_EARLY=0 never does
+// (read once; for experiments).
+constexpr int64_t kEarlyBlocksPerSM = 1;
+inline bool early_on() {
+  static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
+  return on;
+}
+
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                     float eps, int off0, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows,
-         cols, eps, off0);
+  if constexpr (kCS == 1 && kTPR <= 256) {
+    if (early_on() && blocks <= kEarlyBlocksPerSM * device_info().sms) {
+      launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
+             rstd, rows, cols, eps, off0);
+      return;
+    }
+  }
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
+         rstd, rows, cols, eps, off0);
 }
 
 inline int loop_threads(int64_t cols) {
@@ -234,7 +252,9 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
                        cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   constexpr bool kSmem = kSmemBlocks > 0;
-  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks>;
+  auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, false>;
+  constexpr bool kHasEarly = kCS == 1 && kTPR <= 256;  // see kEarlyBlocksPerSM
+  auto const early = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, kHasEarly>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
   const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS, V, cols)) * sizeof(float) *
                                   (kCenter ? 2 : 1)
@@ -255,7 +275,10 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   if (wave[0] == 0) {
     if constexpr (kSmem) {
       constexpr size_t kMax = static_cast<size_t>(kTPR) * kVecs * V * sizeof(float) * (kCenter ? 2 : 1);
-      if (kMax > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
+      if (kMax > 48 * 1024) {
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
+        cudaFuncSetAttribute(early, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
+      }
     }
     const size_t bytes = static_cast<size_t>(bucket) * 4096;
     wave[0] = wave_of(kernel, kBlock, kCS, bytes);
@@ -280,6 +303,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   const bool direct = parts == 1;
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
+  if (kHasEarly && early_on() && units <= kEarlyBlocksPerSM * info.sms) kernel = early;
   launch(kernel, units * kCS, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
          direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0);
   return direct ? 0 : parts;

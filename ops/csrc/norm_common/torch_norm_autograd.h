@@ -80,6 +80,8 @@ struct NormFunction : public torch::autograd::Function<NormFunction<kCenter>> {
   static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const std::optional<at::Tensor>& w,
                                const std::optional<at::Tensor>& b, double eps) {
     at::AutoDispatchBelowADInplaceOrView below;
+    // The statistics take no gradient: left undefined, not filled with zeros (a kernel launch per backward).
+    ctx->set_materialize_grads(false);
     auto [y, mean, rstd] = NormOps<kCenter>::fwd(x, w, b, eps);
     ctx->save_for_backward({x, w.value_or(at::Tensor()), b.value_or(at::Tensor()), mean, rstd});
     if constexpr (kCenter) {
