@@ -99,8 +99,9 @@ __device__ __forceinline__ void write_partial(float* col, int cols, int block, f
 // kSmemBlocks > 0: the dw/db sums in shared memory, registers held to what kSmemBlocks blocks an SM allow.
 // kCS == 1 grids may be launched as clusters (of any size up to 8): their blocks' partial rows are then
 // added in the cluster (write_partial). kEarly: the weight's packs are read once, before the first row,
-// and held in registers (else read beside each row's sums, and again for dx): for grids of at most a block
-// an SM (no register limit), where the reads' round trips to memory are most of the time.
+// and held in registers (else read beside each row's sums, and again for dx), and x and dy are always read
+// first (kLoadsFirst): for grids of at most a block an SM (no register limit), where the reads' round trips
+// to memory are most of the time.
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks,
           bool kEarly>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlocks)
@@ -112,6 +113,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   constexpr bool kSmem = kSmemBlocks > 0;
   static_assert(!kSmem || kRPB == 1, "shared-memory sums: one row group a block");
+  // Every pack's x and dy loads go out before any is used (loaded pack by pack beside the sums, each pack's
+  // loads wait for the previous pack's sums: a round trip to memory a pack). Except in 2-byte clusters with
+  // register-capped shared-memory sums that loop over rows, where pack by pack measured faster.
+  constexpr bool kLoadsFirst = kEarly || !(kCS > 1 && sizeof(T) == 2 && kSmemBlocks >= 3);
   __shared__ float smem[2 * 32];
   __shared__ float slot[2];
   extern __shared__ float4 acc_smem[];  // kSmem: dw sums, then db sums, acc_floats(...) floats each
@@ -168,15 +173,15 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   for (int64_t row = group; row < rows; row += stride) {
     const float mu = kCenter ? mean[row] : 0.f, rs = rstd[row];
     const T *xr = x + row * cols + sp.head, *gr = dy + row * cols + sp.head;
-    // Every pack's loads go out before any is used: loaded pack by pack beside the sums, each pack's loads
-    // waited for the previous pack's sums, a round trip to memory a pack.
     Pack<T, V> xp[kVecs], gp[kVecs];
+    if constexpr (kLoadsFirst) {
 #pragma unroll
-    for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kSpan;
-      if (p < sp.packs) {
-        xp[i] = load_pack<T, V>(xr + p * V);
-        gp[i] = load_pack<T, V>(gr + p * V);
+      for (int i = 0; i < kVecs; ++i) {
+        const int p = gi + i * kSpan;
+        if (p < sp.packs) {
+          xp[i] = load_pack<T, V>(xr + p * V);
+          gp[i] = load_pack<T, V>(gr + p * V);
+        }
       }
     }
     const float xe = sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
@@ -187,6 +192,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
       if (p < sp.packs) {
+        if constexpr (!kLoadsFirst) {
+          xp[i] = load_pack<T, V>(xr + p * V);
+          gp[i] = load_pack<T, V>(gr + p * V);
+        }
         float wv[V], dw_[V], db_[V];
         weights(i, wv);
 #pragma unroll

@@ -176,10 +176,11 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
   return std::max(clusters, 1);
 }
 
-// Grids of one block a row group with at most this many blocks an SM read the parameters early and hold
-// them in registers (fwd_reg's and bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256
-// threads only: at 512 threads (128 registers a thread) the held parameters spill. NORM_EARLY=0 never does
-// (read once; for experiments).
+// Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
+// bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256 threads only: at 512 threads (128
+// registers a thread) the held parameters spill. The forward's only for a block (or warps) a row, and not for
+// 2-byte layer_norm rows of whole packs, which measured slower with them. NORM_EARLY=0 never does (read once;
+// for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
 inline bool early_on() {
   static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
@@ -191,7 +192,7 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
                     float eps, int off0, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  if constexpr (kCS == 1 && kTPR <= 256) {
+  if constexpr (kCS == 1 && kTPR <= 256 && !(kCenter && sizeof(T) == 2 && !kOdd)) {
     if (early_on() && blocks <= kEarlyBlocksPerSM * device_info().sms) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
              rstd, rows, cols, eps, off0);
@@ -253,7 +254,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   constexpr bool kSmem = kSmemBlocks > 0;
   auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, false>;
-  constexpr bool kHasEarly = kCS == 1 && kTPR <= 256;  // see kEarlyBlocksPerSM
+  constexpr bool kHasEarly = kTPR <= 256;  // see kEarlyBlocksPerSM
   auto const early = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, kHasEarly>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
   const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS, V, cols)) * sizeof(float) *
@@ -303,7 +304,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   const bool direct = parts == 1;
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
-  if (kHasEarly && early_on() && units <= kEarlyBlocksPerSM * info.sms) kernel = early;
+  if (kHasEarly && early_on() && units * kCS <= kEarlyBlocksPerSM * info.sms) kernel = early;
   launch(kernel, units * kCS, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
          direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0);
   return direct ? 0 : parts;
