@@ -263,3 +263,22 @@ def test_cpu_grads_only_where_asked(kind: str, norm_torch: Any, wants: str) -> N
         assert ours.requires_grad
         for a, e in zip(torch.autograd.grad(ours, leaves, g), torch.autograd.grad(theirs, leaves, g), strict=True):
             torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+
+
+def test_cpu_backward_fills_no_zero_gradients(kind: str, norm_torch: Any) -> None:
+    """The statistics (mean, rstd) take no gradient, and the backward does not fill one with zeros: on a GPU
+    that fill was a kernel launch in every backward. Only the backward op runs under the profiler."""
+    import ops
+
+    torch = norm_torch
+    x = torch.randn(6, 24, requires_grad=True)
+    w = torch.randn(24, requires_grad=True)
+    y = ops.layer_norm(x, w, None, epsilon=EPS[kind]) if kind == "layer_norm" else ops.rms_norm(x, w, EPS[kind])
+    g = torch.randn(6, 24)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        dx, dw = torch.autograd.grad(y, [x, w], g)
+    names = [e.name for e in prof.events()]
+    assert any(f"{kind}_bwd" in n for n in names), names
+    fills = [n for n in names if n in ("aten::zeros", "aten::zeros_like", "aten::zero_", "aten::fill_")]
+    assert not fills, fills
+    assert dx.shape == x.shape and dw.shape == w.shape

@@ -81,8 +81,8 @@ def timeline(args: list[str]) -> None:
                     b.synchronize()
                 ev = sorted((e for e in prof.profiler.kineto_results.events() if e.device_type() == DeviceType.CUDA),
                             key=lambda e: e.start_ns())
-                flushes = [i for i, e in enumerate(ev) if "FillFunctor" in e.name() or "zero" in e.name().lower()]
-                last = flushes[-1] if flushes else 0
+                # The first `pads` kernels are the flushes (a fill each); the call's own kernels may fill too.
+                last = min(pads, len(ev)) - 1
                 print(f"== {provider} {direction} {line} (pad flushes: {pads})")
                 for e in ev[last + 1:]:
                     print(f"   start +{(e.start_ns() - ev[last].end_ns()) / 1e3:7.2f} us"

@@ -178,7 +178,7 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
 
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
 // bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256 threads only: at 512 threads (128
-// registers a thread) the held parameters spill. The forward's only for a block (or warps) a row, and not for
+// registers a thread) the held parameters spill. The forward takes them without clusters only, and not for
 // 2-byte layer_norm rows of whole packs, which measured slower with them. NORM_EARLY=0 never does (read once;
 // for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
