@@ -5,6 +5,9 @@ every kernel path)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import norm_torch_checks as checks
@@ -189,6 +192,18 @@ CUDA = _has_cuda()
 def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> None:
     shape, wk, bk = GPU_CASES[case]
     checks.check_against_reference(norm_torch, kind, shape, wk, bk, dtype, "cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_without_early_reads(kind: str) -> None:
+    """The kernels that small grids take without the early parameter reads (kEarly) stay correct: the GPU cases
+    again in a fresh process with NORM_EARLY=0 (read once per process)."""
+    env = {**os.environ, "NORM_EARLY": "0"}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        f"{__file__}::test_cuda_vs_float64", "-k", kind], env=env, capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stdout[-4000:]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
