@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Diagnostics behind lerp-design.md, on a CUDA host with the torch extension buildable:
+# Diagnostics behind lerp-design.md (and norms-design.md: norm_small), on a CUDA host with the torch extension
+# buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small (rows: the rows and
-# cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
-# torch.compile).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small (rows: the
+# rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
+# torch.compile; norm_small: the small norm backwards' kernels against torch.compile's).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows|tile2d|small ...]}
+out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows|tile2d|small|norm_small ...]}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -137,6 +138,15 @@ section_small() {
     'paddle.lerp(Tensor([15, 2, 1, 2, 49],"float16"), Tensor([1, 2, 140, 2, 49],"float16"), Tensor([15, 1, 140, 2, 49],"float16"), )'
   )
   path_ab LERP_SMALL small "--rounds 1 --budget 100" "${S[@]}"
+}
+
+# norms-design.md, known gaps: the kernels of small rms_norm backwards, ours against torch.compile's (profiler
+# timeline after the L2 flushes)
+section_norm_small() {
+  local R='paddle.nn.functional.rms_norm'
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd \
+    "$R(Tensor([6, 1024],\"bfloat16\"), [1024], Tensor([1024],\"bfloat16\"), 1e-06, )" \
+    "$R(Tensor([47, 2159],\"bfloat16\"), [2159], Tensor([2159],\"bfloat16\"), 1e-06, )" >"$out/norm_small.log" 2>&1
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done

@@ -34,15 +34,22 @@ struct GenArgs {
   unsigned mask = 0xfu;  // tensors whose offsets are needed (bit kOut, kX, kY, kW)
 };
 
-// The inputs every general pass reads: dout (null in the forward), x, y and the weight (null: scalar wsc).
-template <typename T>
-GenArgs<T> gen_inputs(const T* g, const T* x, const T* y, const T* w, double wsc) {
-  GenArgs<T> a;
+// Sets the inputs a backward pass reads in its kernel arguments `a` (GenArgs, SmallArgs): dout (null in the
+// forward), x, y and the weight (null: scalar wsc).
+template <typename Args, typename T>
+void set_inputs(Args& a, const T* g, const T* x, const T* y, const T* w, double wsc) {
   a.g = g;
   a.x = x;
   a.y = y;
   a.w = w;
   a.wsc = wsc;
+}
+
+// The inputs every general pass reads (set_inputs).
+template <typename T>
+GenArgs<T> gen_inputs(const T* g, const T* x, const T* y, const T* w, double wsc) {
+  GenArgs<T> a;
+  set_inputs(a, g, x, y, w, wsc);
   return a;
 }
 

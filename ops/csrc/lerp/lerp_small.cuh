@@ -113,6 +113,10 @@ __global__ void __launch_bounds__(kThreads) small_bwd_kernel(SmallArgs<T> a) {
 constexpr int kSmallWarpBatches = 2;
 constexpr int64_t kSmallMinThreads = 1024;
 
+// Positions a lane of a group of s threads takes at most: kSmallWarpBatches
+// batches in 32-lane groups, one batch otherwise.
+inline int64_t small_per_lane(int s) { return int64_t(kSmallBatch) * (s == 32 ? kSmallWarpBatches : 1); }
+
 // Threads per element of a reduced gradient of M elements summing L
 // positions each: the smallest power of two that leaves a thread one batch
 // of them; 32 for up to kSmallWarpBatches batches a lane (see above); the
@@ -121,7 +125,7 @@ inline int small_subs(int64_t L, int64_t M) {
   int s = 1;
   while (s < 32 && int64_t(s) * kSmallBatch < L) s *= 2;
   if (L <= int64_t(s) * kSmallBatch) return s;
-  return L <= int64_t(32) * kSmallBatch * kSmallWarpBatches && M * 32 >= kSmallMinThreads ? 32 : kThreads;
+  return L <= 32 * small_per_lane(32) && M * 32 >= kSmallMinThreads ? 32 : kThreads;
 }
 inline int small_subs(const Layout& lay) { return small_subs(lay.L, lay.M); }
 
@@ -149,8 +153,7 @@ inline bool small_apply(int64_t n, const std::vector<Layout>& lays, bool full_gr
   if (!full_grads) return true;
   const Layout& f = lays[small_first(lays)];
   const int s = small_subs(f);
-  const int64_t per_thread = s == 32 ? int64_t(kSmallBatch) * kSmallWarpBatches : kSmallBatch;
-  return f.L <= int64_t(s) * per_thread && f.M * s >= kSmallMinThreads;
+  return f.L <= int64_t(s) * small_per_lane(s) && f.M * s >= kSmallMinThreads;
 }
 
 // The small pass: the reduced gradients `reduced` (their layouts `lays`) and
@@ -160,11 +163,7 @@ void launch_small(const std::vector<int>& reduced, const std::vector<Layout>& la
                   const T* y, const T* w, double wsc, T* const (&outs)[kNumT], const bool (&full)[kNumT],
                   cudaStream_t stream) {
   SmallArgs<T> a;
-  a.g = g;
-  a.x = x;
-  a.y = y;
-  a.w = w;
-  a.wsc = wsc;
+  set_inputs(a, g, x, y, w, wsc);
   bool xy = false;
   for (int t = kX; t <= kW; ++t) {
     a.full[t - kX] = full[t] ? outs[t] : nullptr;

@@ -100,11 +100,10 @@ int common_offset(std::initializer_list<const void*> ptrs) {
   return off / static_cast<int>(sizeof(T));
 }
 
-// Index into the config table for rows of `cols` elements, or -1 when none takes them.
+// Index into the config table for rows of `cols` elements on device `dev`, or -1 when none takes them.
 template <int V, size_t N>
-int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp) {
+int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp, const DeviceInfo& dev) {
   const int64_t packs = (cols + V - 1) / V;
-  const DeviceInfo dev = device_info();
   const bool clusters = dev.clusters;
   const bool spread = clusters && packs >= sp.packs && rows < sp.rows + sp.rows_per_sm * dev.sms;
   for (size_t i = 0; i < N; ++i) {
@@ -189,11 +188,11 @@ inline bool early_on() {
 
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
-                    float eps, int off0, cudaStream_t stream) {
+                    float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
   if constexpr (kCS == 1 && kTPR <= 256 && !(kCenter && sizeof(T) == 2 && !kOdd)) {
-    if (early_on() && blocks <= kEarlyBlocksPerSM * device_info().sms) {
+    if (early_on() && blocks <= kEarlyBlocksPerSM * dev.sms) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
              rstd, rows, cols, eps, off0);
       return;
@@ -217,15 +216,18 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   constexpr int V = 16 / sizeof(T);
   const int c = static_cast<int>(cols);
   const int off0 = common_offset<T>({x, y});
-  const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols, kFwdSpread);
+  const DeviceInfo dev = device_info();
+  const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
       constexpr RegConfig r = kFwdConfigs[decltype(i)::value];
       if (odd) {
-        launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream);
+        launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true>(x, w, b, y, mean, rstd, rows, c, eps, off0, dev,
+                                                                 stream);
       } else {
-        launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false>(x, w, b, y, mean, rstd, rows, c, eps, off0, stream);
+        launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false>(x, w, b, y, mean, rstd, rows, c, eps, off0, dev,
+                                                                  stream);
       }
     });
   } else {
@@ -250,7 +252,7 @@ constexpr int kSmemBuckets = 64;     // shared-memory sizes, in 4 KB steps, whos
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
 int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                        const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
-                       cudaStream_t stream) {
+                       const DeviceInfo& info, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   constexpr bool kSmem = kSmemBlocks > 0;
   auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, false>;
@@ -265,7 +267,6 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   // same).
   static int64_t waves[kMaxDevices][kSmemBuckets][2] = {};
   const int bucket = static_cast<int>(std::min<size_t>((smem + 4095) / 4096, kSmemBuckets - 1));
-  const DeviceInfo info = device_info();
   const bool clusters = kCS == 1 && info.clusters;
   const int dev = info.index;
   int64_t wave[2] = {0, 0};
@@ -278,7 +279,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
       constexpr size_t kMax = static_cast<size_t>(kTPR) * kVecs * V * sizeof(float) * (kCenter ? 2 : 1);
       if (kMax > 48 * 1024) {
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
-        cudaFuncSetAttribute(early, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
+        if constexpr (kHasEarly) cudaFuncSetAttribute(early, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
       }
     }
     const size_t bytes = static_cast<size_t>(bucket) * 4096;
@@ -317,15 +318,17 @@ int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, co
                       const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0, bool odd,
                       cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
-  const int config = off0 < 0 ? -1 : pick<V>(kTable, rows, cols, kBwdSpread);
+  const DeviceInfo dev = device_info();
+  const int config = off0 < 0 ? -1 : pick<V>(kTable, rows, cols, kBwdSpread, dev);
   int64_t parts = -1;
   if (config < 0) return parts;
   with_config<std::size(kTable)>(config, [&](auto i) {
     constexpr RegConfig r = kTable[decltype(i)::value];
     parts = odd ? launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true, r.smem>(dy, x, w, mean, rstd, dx, dw, db,
-                                                                                   alloc, pw, pb, rows, cols, off0, stream)
+                                                                                   alloc, pw, pb, rows, cols, off0, dev,
+                                                                                   stream)
                 : launch_bwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, false, r.smem>(
-                      dy, x, w, mean, rstd, dx, dw, db, alloc, pw, pb, rows, cols, off0, stream);
+                      dy, x, w, mean, rstd, dx, dw, db, alloc, pw, pb, rows, cols, off0, dev, stream);
   });
   return parts;
 }
