@@ -194,12 +194,14 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
     checks.check_against_reference(norm_torch, kind, shape, wk, bk, dtype, "cuda")
 
 
+@pytest.mark.parametrize("knob", ["NORM_EARLY", "NORM_COLS"])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_without_early_reads(kind: str) -> None:
-    """The kernels that small grids take without the early parameter reads (kEarly) stay correct: the GPU cases
-    again in a fresh process with NORM_EARLY=0 (read once per process)."""
-    env = {**os.environ, "NORM_EARLY": "0"}
+def test_cuda_small_grid_knobs_off(kind: str, knob: str) -> None:
+    """The kernels small grids take without the early parameter reads (NORM_EARLY=0), or without column blocks
+    for dw/db (NORM_COLS=0: partial rows and finalize), stay correct: the GPU cases again in a fresh process
+    with the knob off (read once per process)."""
+    env = {**os.environ, knob: "0"}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         f"{__file__}::test_cuda_vs_float64", "-k", kind], env=env, capture_output=True, text=True,
                        check=False)
@@ -214,7 +216,7 @@ def test_cuda_vs_torch(kind: str, norm_torch: Any, shape: tuple[int, ...], dtype
     checks.check_against_torch(norm_torch, kind, shape, dtype, "cuda")
 
 
-@pytest.mark.parametrize("shape", [(20000, 1024), (3000, 4096), (700, 5121)])
+@pytest.mark.parametrize("shape", [(20000, 1024), (3000, 4096), (700, 5121), (40, 3000), (5, 2001)])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_dw_deterministic(kind: str, norm_torch: Any, shape: tuple[int, ...]) -> None:

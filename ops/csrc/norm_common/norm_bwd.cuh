@@ -11,6 +11,8 @@
 //                 a block add theirs in shared memory, in order, and the block (the row's cluster) writes one
 //                 fp32 partial row; blocks of a row each, launched as clusters of up to 8, add their rows
 //                 in the cluster first (write_partial). A grid that leaves one row writes dw/db themselves.
+//                 Small grids of few rows (kEarly, col_from) leave dw/db to blocks of their own (col_sums):
+//                 no partial rows, no finalize launch.
 //   bwd_loop    : any row length or alignment: a block per row, dx only, scalar accesses.
 //   cols_partial: dw/db for bwd_loop: (32 columns x a slice of rows) a block, one fp32 partial row
 //                 per slice.
@@ -96,19 +98,97 @@ __device__ __forceinline__ void write_partial(float* col, int cols, int block, f
 #endif
 }
 
+constexpr int kColLanes = 8;   // row lanes of col_sums
+constexpr int kColBatch = 8;   // rows a col_sums lane loads at once: a round trip to memory each batch
+constexpr int kColRows = 128;  // the most rows col_sums takes: two batches a lane
+
+// Columns of a col_sums thread: a pack (rows of whole packs), else one (rows start at different alignments).
+template <typename T, bool kOdd>
+__host__ __device__ constexpr int col_elems() {
+  return kOdd ? 1 : 16 / static_cast<int>(sizeof(T));
+}
+
+// Blocks of kBlock threads that col_sums needs for rows of `cols` elements.
+template <typename T, bool kOdd, int kBlock>
+__host__ __device__ constexpr int64_t col_blocks(int cols) {
+  constexpr int kPer = kBlock / kColLanes * col_elems<T, kOdd>();
+  return (cols + kPer - 1) / kPer;
+}
+
+// dw/db of at most kColRows rows by columns, read from x and dy again (bwd_reg's column role, beside the
+// blocks that write dx): block b takes kBlock / kColLanes groups of col_elems columns; lane l of a group adds
+// rows l, l + kColLanes, ..., kColBatch of them loaded before any is used, and the lanes' sums are added in
+// lane order (the same bits every run). For a grid of a few blocks this costs a round trip to memory or two
+// where partial rows cost a finalize launch. Not inlined: its registers stay out of the row groups' code.
+template <typename T, typename W, bool kCenter, bool kOdd, int kBlock>
+__device__ __noinline__ void col_sums(const T* __restrict__ dy, const T* __restrict__ x,
+                                      const float* __restrict__ mean, const float* __restrict__ rstd,
+                                      W* __restrict__ dw, W* __restrict__ db, int64_t rows, int cols, int64_t b) {
+  constexpr int E = col_elems<T, kOdd>(), kGroups = kBlock / kColLanes;
+  __shared__ float red[kCenter ? 2 : 1][kColLanes][kGroups * E];
+  const int tx = static_cast<int>(threadIdx.x) % kGroups, ly = static_cast<int>(threadIdx.x) / kGroups;
+  const int64_t c0 = (b * kGroups + tx) * E;  // whole-pack rows: cols is a multiple of E
+  float aw[E], ab[E];
+#pragma unroll
+  for (int k = 0; k < E; ++k) aw[k] = ab[k] = 0.f;
+  for (int64_t r0 = ly; r0 < rows; r0 += kColLanes * kColBatch) {
+    Pack<T, E> xp[kColBatch], gp[kColBatch];
+    float mu[kColBatch], rs[kColBatch];
+#pragma unroll
+    for (int i = 0; i < kColBatch; ++i) {
+      const int64_t r = r0 + i * kColLanes;
+      if (c0 < cols && r < rows) {
+        xp[i] = load_pack<T, E>(x + r * cols + c0);
+        gp[i] = load_pack<T, E>(dy + r * cols + c0);
+        mu[i] = kCenter ? mean[r] : 0.f;
+        rs[i] = rstd[r];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kColBatch; ++i) {
+      if (c0 >= cols || r0 + i * kColLanes >= rows) continue;
+#pragma unroll
+      for (int k = 0; k < E; ++k) {
+        const float g = to_f32(gp[i].v[k]);
+        aw[k] += g * ((to_f32(xp[i].v[k]) - mu[i]) * rs[i]);
+        ab[k] += g;
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < E; ++k) {
+    red[0][ly][tx * E + k] = aw[k];
+    if constexpr (kCenter) red[1][ly][tx * E + k] = ab[k];
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < kGroups * E; j += kBlock) {
+    const int64_t c = b * kGroups * E + j;
+    if (c >= cols) break;
+    float tw = 0.f, tb = 0.f;
+#pragma unroll
+    for (int l = 0; l < kColLanes; ++l) {
+      tw += red[0][l][j];
+      if constexpr (kCenter) tb += red[1][l][j];
+    }
+    if (dw != nullptr) dw[c] = from_f32<W>(tw);
+    if (kCenter && db != nullptr) db[c] = from_f32<W>(tb);
+  }
+}
+
 // kSmemBlocks > 0: the dw/db sums in shared memory, registers held to what kSmemBlocks blocks an SM allow.
 // kCS == 1 grids may be launched as clusters (of any size up to 8): their blocks' partial rows are then
 // added in the cluster (write_partial). kEarly: the weight's packs are read once, before the first row,
 // and held in registers (else read beside each row's sums, and again for dx), and x and dy are always read
 // first (kLoadsFirst): for grids of at most a block an SM (no register limit), where the reads' round trips
-// to memory are most of the time.
+// to memory are most of the time. kEarly grids may also carry col_sums blocks: blocks from `col_from` on make
+// dw/db by columns, and the row groups before them write dx alone (col_from == gridDim.x: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks,
           bool kEarly>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlocks)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
             float* __restrict__ part_w, float* __restrict__ part_b, W* __restrict__ dw, W* __restrict__ db,
-            int64_t rows, int cols, int off0) {
+            int64_t rows, int cols, int off0, unsigned col_from) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   constexpr bool kSmem = kSmemBlocks > 0;
@@ -117,6 +197,13 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   // loads wait for the previous pack's sums: a round trip to memory a pack). Except in 2-byte clusters with
   // register-capped shared-memory sums that loop over rows, where pack by pack measured faster.
   constexpr bool kLoadsFirst = kEarly || !(kCS > 1 && sizeof(T) == 2 && kSmemBlocks >= 3);
+  if constexpr (kEarly) {
+    if (blockIdx.x >= col_from) {
+      col_sums<T, W, kCenter, kOdd, kBlock>(dy, x, mean, rstd, dw, db, rows, cols, blockIdx.x - col_from);
+      return;
+    }
+  }
+  const bool sums = col_from >= gridDim.x;  // the row groups make dw/db (no col_sums blocks)
   __shared__ float smem[2 * 32];
   __shared__ float slot[2];
   extern __shared__ float4 acc_smem[];  // kSmem: dw sums, then db sums, acc_floats(...) floats each
@@ -272,6 +359,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     }
     if (sp.has_loose()) put_sum(part, out, prow, cols, sp.loose, eacc);
   };
+  if (!sums) return;
   if (kCS > 1 || (kSmem && cluster_blocks() == 1)) {
     if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);
     if constexpr (kCenter) {

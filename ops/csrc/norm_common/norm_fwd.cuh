@@ -4,10 +4,11 @@
 //             kCS blocks (kCS > 1: a thread-block cluster per row, its blocks' sums added through
 //             distributed shared memory; kTPR = 32: a warp per row, 4 rows a block; 128-1024: a block
 //             per row), kVecs packs of V elements per thread (16 bytes) plus (kOdd) one loose element
-//             where the row is not a whole number of aligned packs (RowSplit). kEarly: weight and bias are
-//             read with x, before the row sums (else after them, when y is written): their registers are
-//             held across the sums, which costs occupancy, so the host takes it for grids of at most one
-//             block an SM, where a second round trip to memory is most of the time.
+//             where the row is not a whole number of aligned packs (RowSplit). kEarly: every pack's load
+//             goes out before any is used, and weight and bias are read with x, before the row sums (else
+//             after them, when y is written): their registers are held across the sums, which costs
+//             occupancy, so the host takes it for grids of at most one block an SM, where the round trips to
+//             memory are most of the time.
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -32,21 +33,26 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const RowSplit<V, kOdd> sp(live ? row : 0, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
   const T* xr = x + (live ? row : 0) * cols + sp.head;
+  // kEarly: every load goes out before any value is used (a use inside a pack's `p < packs` branch holds the
+  // next pack's load back until this one's data has come: a round trip to memory a pack), the parameters'
+  // after x's. Otherwise each pack is converted as it comes: fewer live registers, for large grids' occupancy.
+  Pack<T, V> xp[kEarly ? kVecs : 1];
   float v[kVecs][V];
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int p = gi + i * kSpan;
     if (live && p < sp.packs) {
-      const Pack<T, V> pk = load_pack<T, V>(xr + p * V);
+      xp[kEarly ? i : 0] = load_pack<T, V>(xr + p * V);
+      if constexpr (!kEarly) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[i][k] = to_f32(pk.v[k]);
-    } else {
+        for (int k = 0; k < V; ++k) v[i][k] = to_f32(xp[0].v[k]);
+      }
+    } else if constexpr (!kEarly) {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
     }
   }
   const float e = live && sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
-  // kEarly: the parameters' loads go out now, with x's.
   Pack<W, V> wp[kEarly ? kVecs : 1] = {}, bp[kEarly && kCenter ? kVecs : 1] = {};
   W we{}, be{};
   if constexpr (kEarly) {
@@ -62,6 +68,12 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     if (live && sp.has_loose()) {
       if (w != nullptr) we = w[sp.loose];
       if (b != nullptr) be = b[sp.loose];
+    }
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      const bool in = live && gi + i * kSpan < sp.packs;
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[i][k] = in ? to_f32(xp[i].v[k]) : 0.f;
     }
   }
   float mu = 0.f;

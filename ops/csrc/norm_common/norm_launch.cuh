@@ -12,6 +12,7 @@
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
 // [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
 // backward run in clusters that add their partial rows first, and a grid of one cluster writes dw/db itself.
+// Small grids of at most kColRows rows make dw/db in blocks of their own instead, by columns (col_sums).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -185,6 +186,12 @@ inline bool early_on() {
   static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
   return on;
 }
+// Early backward grids of at most kColRows rows make dw/db in col_sums blocks of their own; NORM_COLS=0 never
+// (read once; for experiments).
+inline bool cols_on() {
+  static const bool on = opcore::env_int("NORM_COLS", 1) != 0;
+  return on;
+}
 
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
@@ -243,7 +250,7 @@ constexpr int kShortRow = 2048;      // rows up to this long, in grids looping o
 constexpr int kSmemBuckets = 64;     // shared-memory sizes, in 4 KB steps, whose wave sizes are remembered
 
 // Runs bwd_reg on a grid of at most one full wave of resident blocks (clusters); returns the partial rows
-// written (0: the grid left one and wrote dw/db itself). On sm_90+ a grid of one block a row (kCS == 1)
+// written (0: the grid left one and wrote dw/db itself, or col_sums blocks of the grid made them). On sm_90+ a grid of one block a row (kCS == 1)
 // may run as clusters of kReduceCS blocks that add their partial rows before writing them: where it has
 // more than kSmallGrid blocks and either a block a row group (as many partial rows as row groups, more
 // bytes than the rows themselves) or short rows (a wave of many small blocks). Small grids (a cluster's
@@ -301,13 +308,22 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   const int64_t units = reduce ? (needed <= full ? (needed + n - 1) / n * n : std::max<int64_t>(n, full / n * n))
                                : (needed <= full ? needed : std::max(kStep, full / kStep * kStep));
   const int64_t parts = units / n;
-  const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
   const bool direct = parts == 1;
+  const int64_t blocks = units * kCS;
+  const bool is_early = kHasEarly && early_on() && blocks <= kEarlyBlocksPerSM * info.sms;
+  if (is_early) kernel = early;
+  if (is_early && n == 1 && rows <= kColRows && (dw != nullptr || db != nullptr) && cols_on()) {
+    // dw/db by col_sums blocks after the row groups' (a whole number of clusters: no cluster mixes the roles)
+    const int64_t extra = (col_blocks<T, kOdd, kBlock>(cols) + kCS - 1) / kCS * kCS;
+    launch(kernel, blocks + extra, kBlock, kCS, smem, stream, dy, x, w, mean, rstd, dx, nullptr, nullptr, dw, db,
+           rows, cols, off0, static_cast<unsigned>(blocks));
+    return 0;
+  }
+  const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
-  if (kHasEarly && early_on() && units * kCS <= kEarlyBlocksPerSM * info.sms) kernel = early;
-  launch(kernel, units * kCS, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
-         direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0);
+  launch(kernel, blocks, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
+         direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0, static_cast<unsigned>(blocks));
   return direct ? 0 : parts;
 }
 
