@@ -209,6 +209,34 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
          rstd, rows, cols, eps, off0);
 }
 
+// Forward grids of at most a block an SM spread their rows: a block a row, of as few threads as hold the row
+// at kSpreadPacks packs a thread, where the table's first fit would pack a row into a warp (4 rows a block)
+// or give a thread more packs. More SMs and more threads a row put more of the row's loads in flight at once,
+// which is most of a small call's time. NORM_FWD_SPREAD=n sets the packs a thread (0: never; read once; for
+// experiments).
+constexpr int kSpreadPacks = 2;
+inline int spread_packs() {
+  static const int n = opcore::env_int("NORM_FWD_SPREAD", kSpreadPacks);
+  return n;
+}
+
+// The forward's config (index into kFwdConfigs) for the call, or -1 (fwd_loop).
+template <int V>
+int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
+  const int config = pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
+  const int per = spread_packs();
+  if (config < 0 || per <= 0) return config;
+  const RegConfig& r = kFwdConfigs[config];
+  const int64_t packs = (cols + V - 1) / V;
+  if (r.cs > 1 || rows > kEarlyBlocksPerSM * dev.sms) return config;  // clusters, or too many rows
+  for (size_t i = 0; i < std::size(kFwdConfigs); ++i) {
+    const RegConfig& s = kFwdConfigs[i];
+    if (s.cs == 1 && s.tpr >= 128 && static_cast<int64_t>(s.tpr) * per >= packs && s.tpr * s.vecs >= packs)
+      return s.tpr > r.tpr ? static_cast<int>(i) : config;
+  }
+  return config;
+}
+
 inline int loop_threads(int64_t cols) {
   int t = 128;
   while (t < 1024 && static_cast<int64_t>(t) * 8 < cols) t *= 2;
@@ -224,7 +252,7 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   const int c = static_cast<int>(cols);
   const int off0 = common_offset<T>({x, y});
   const DeviceInfo dev = device_info();
-  const int config = cols == 0 || off0 < 0 ? -1 : pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
+  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev);
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
