@@ -182,6 +182,7 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
 // 2-byte layer_norm rows of whole packs, which measured slower with them. NORM_EARLY=0 never does (read once;
 // for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
+constexpr int kEarlyMaxThreads = 256;  // the largest blocks with early reads
 inline bool early_on() {
   static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
   return on;
@@ -198,7 +199,7 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  if constexpr (kCS == 1 && kTPR <= 256 && !(kCenter && sizeof(T) == 2 && !kOdd)) {
+  if constexpr (kCS == 1 && kTPR <= kEarlyMaxThreads && !(kCenter && sizeof(T) == 2 && !kOdd)) {
     if (early_on() && blocks <= kEarlyBlocksPerSM * dev.sms) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
              rstd, rows, cols, eps, off0);
@@ -212,17 +213,19 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
 // Forward grids of at most a block an SM spread their rows: a block a row, of as few threads as hold the row
 // at kSpreadPacks packs a thread, where the table's first fit would pack a row into a warp (4 rows a block)
 // or give a thread more packs. More SMs and more threads a row put more of the row's loads in flight at once,
-// which is most of a small call's time. NORM_FWD_SPREAD=n sets the packs a thread (0: never; read once; for
-// experiments).
-constexpr int kSpreadPacks = 2;
+// which is most of a small call's time. A spread never gives up the early parameter reads: 512-thread blocks
+// (which have none) only where the call takes none anyway. NORM_FWD_SPREAD=n sets the packs a thread (0:
+// never; read once; for experiments).
+constexpr int kSpreadPacks = 1;
 inline int spread_packs() {
   static const int n = opcore::env_int("NORM_FWD_SPREAD", kSpreadPacks);
   return n;
 }
 
-// The forward's config (index into kFwdConfigs) for the call, or -1 (fwd_loop).
+// The forward's config (index into kFwdConfigs) for the call, or -1 (fwd_loop). `early`: whether the call's
+// small grids read the parameters early (launch_fwd_reg).
 template <int V>
-int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
+int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev, bool early) {
   const int config = pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
   const int per = spread_packs();
   if (config < 0 || per <= 0) return config;
@@ -231,7 +234,8 @@ int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   if (r.cs > 1 || rows > kEarlyBlocksPerSM * dev.sms) return config;  // clusters, or too many rows
   for (size_t i = 0; i < std::size(kFwdConfigs); ++i) {
     const RegConfig& s = kFwdConfigs[i];
-    if (s.cs == 1 && s.tpr >= 128 && static_cast<int64_t>(s.tpr) * per >= packs && s.tpr * s.vecs >= packs)
+    if (s.cs > 1 || s.tpr < 128 || (early && s.tpr > kEarlyMaxThreads)) continue;
+    if (static_cast<int64_t>(s.tpr) * per >= packs && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
       return s.tpr > r.tpr ? static_cast<int>(i) : config;
   }
   return config;
@@ -252,8 +256,9 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   const int c = static_cast<int>(cols);
   const int off0 = common_offset<T>({x, y});
   const DeviceInfo dev = device_info();
-  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev);
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
+  const bool early = !(kCenter && sizeof(T) == 2 && !odd);  // see launch_fwd_reg
+  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev, early);
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
       constexpr RegConfig r = kFwdConfigs[decltype(i)::value];
@@ -291,7 +296,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   constexpr bool kSmem = kSmemBlocks > 0;
   auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, false>;
-  constexpr bool kHasEarly = kTPR <= 256;  // see kEarlyBlocksPerSM
+  constexpr bool kHasEarly = kTPR <= kEarlyMaxThreads;  // see kEarlyBlocksPerSM
   auto const early = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, kHasEarly>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
   const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS, V, cols)) * sizeof(float) *
