@@ -8,6 +8,8 @@
 //   (Spread): a cluster of 8 blocks per row (sm_90+)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
+// A forward of at most a row an SM takes a block a row, a pack a thread, over a warp or fuller block
+// (pick_fwd).
 // Odd lengths and offsets take the same kernels: a row's unaligned head and tail are loose elements.
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
 // [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
