@@ -8,8 +8,8 @@
 //   (Spread): a cluster of 8 blocks per row (sm_90+)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
-// A forward of at most a row an SM takes a block a row, a pack a thread, over a warp or fuller block
-// (pick_fwd).
+// A forward of no more rows than SMs takes a block a row at a pack a thread where the table would give it a
+// warp or fuller blocks (pick_fwd).
 // Odd lengths and offsets take the same kernels: a row's unaligned head and tail are loose elements.
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
 // [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
@@ -212,7 +212,7 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
          rstd, rows, cols, eps, off0);
 }
 
-// Forward grids of at most a block an SM spread their rows: a block a row, of as few threads as hold the row
+// Forwards of no more rows than SMs spread their rows: a block a row, of as few threads as hold the row
 // at kSpreadPacks packs a thread, where the table's first fit would pack a row into a warp (4 rows a block)
 // or give a thread more packs. More SMs and more threads a row put more of the row's loads in flight at once,
 // which is most of a small call's time. A spread never gives up the early parameter reads: 512-thread blocks
@@ -285,12 +285,12 @@ constexpr int kShortRow = 2048;      // rows up to this long, in grids looping o
 constexpr int kSmemBuckets = 64;     // shared-memory sizes, in 4 KB steps, whose wave sizes are remembered
 
 // Runs bwd_reg on a grid of at most one full wave of resident blocks (clusters); returns the partial rows
-// written (0: the grid left one and wrote dw/db itself, or col_sums blocks of the grid made them). On sm_90+ a grid of one block a row (kCS == 1)
-// may run as clusters of kReduceCS blocks that add their partial rows before writing them: where it has
-// more than kSmallGrid blocks and either a block a row group (as many partial rows as row groups, more
-// bytes than the rows themselves) or short rows (a wave of many small blocks). Small grids (a cluster's
-// syncs and remote reads cost more than a finalize launch) and long rows in a looping grid (few partial
-// rows) measured slower in clusters.
+// written (0: the grid left one and wrote dw/db itself, or col_sums blocks of the grid made them). On sm_90+
+// a grid of one block a row (kCS == 1) may run as clusters of kReduceCS blocks that add their partial rows
+// before writing them: where it has more than kSmallGrid blocks and either a block a row group (as many
+// partial rows as row groups, more bytes than the rows themselves) or short rows (a wave of many small
+// blocks). Small grids (a cluster's syncs and remote reads cost more than a finalize launch) and long rows in
+// a looping grid (few partial rows) measured slower in clusters.
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
 int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                        const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
