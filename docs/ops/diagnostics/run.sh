@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Diagnostics behind lerp-design.md (and norms-design.md: norm_small), on a CUDA host with the torch extension
-# buildable:
+# Diagnostics behind lerp-design.md (and norm_small: the norms' small backwards), on a CUDA host with the torch
+# extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small (rows: the
 # rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against

@@ -189,6 +189,13 @@ inline bool early_on() {
   static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
   return on;
 }
+// A grid of at most kEarlyBlocksPerSM blocks an SM (occupancy no limit).
+inline bool small_grid(int64_t blocks, const DeviceInfo& dev) { return blocks <= kEarlyBlocksPerSM * dev.sms; }
+// Whether a forward of rows of this kind (loose elements or not) reads the parameters early on a small grid.
+template <typename T, bool kCenter>
+constexpr bool fwd_reads_early(bool odd) {
+  return !(kCenter && sizeof(T) == 2 && !odd);
+}
 // Early backward grids of at most kColRows rows make dw/db in col_sums blocks of their own; NORM_COLS=0 never
 // (read once; for experiments).
 inline bool cols_on() {
@@ -201,8 +208,8 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  if constexpr (kCS == 1 && kTPR <= kEarlyMaxThreads && !(kCenter && sizeof(T) == 2 && !kOdd)) {
-    if (early_on() && blocks <= kEarlyBlocksPerSM * dev.sms) {
+  if constexpr (kCS == 1 && kTPR <= kEarlyMaxThreads && fwd_reads_early<T, kCenter>(kOdd)) {
+    if (early_on() && small_grid(blocks, dev)) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
              rstd, rows, cols, eps, off0);
       return;
@@ -233,7 +240,7 @@ int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev, bool early) {
   if (config < 0 || per <= 0) return config;
   const RegConfig& r = kFwdConfigs[config];
   const int64_t packs = (cols + V - 1) / V;
-  if (r.cs > 1 || rows > kEarlyBlocksPerSM * dev.sms) return config;  // clusters, or too many rows
+  if (r.cs > 1 || !small_grid(rows, dev)) return config;  // clusters, or too many rows
   for (size_t i = 0; i < std::size(kFwdConfigs); ++i) {
     const RegConfig& s = kFwdConfigs[i];
     if (s.cs > 1 || s.tpr < 128 || (early && s.tpr > kEarlyMaxThreads)) continue;
@@ -259,8 +266,7 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   const int off0 = common_offset<T>({x, y});
   const DeviceInfo dev = device_info();
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
-  const bool early = !(kCenter && sizeof(T) == 2 && !odd);  // see launch_fwd_reg
-  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev, early);
+  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev, fwd_reads_early<T, kCenter>(odd));
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
       constexpr RegConfig r = kFwdConfigs[decltype(i)::value];
@@ -345,7 +351,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   const int64_t parts = units / n;
   const bool direct = parts == 1;
   const int64_t blocks = units * kCS;
-  const bool is_early = kHasEarly && early_on() && blocks <= kEarlyBlocksPerSM * info.sms;
+  const bool is_early = kHasEarly && early_on() && small_grid(blocks, info);
   if (is_early) kernel = early;
   if (is_early && n == 1 && rows <= kColRows && (dw != nullptr || db != nullptr) && cols_on()) {
     // dw/db by col_sums blocks after the row groups' (a whole number of clusters: no cluster mixes the roles)
