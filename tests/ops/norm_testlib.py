@@ -29,7 +29,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     **CPU_CASES,
     "warp_64": ((3000, 64), "same", "same"),
     "warp_1000": ((777, 1000), "same", "same"),
-    "warp_1024": ((5000, 1024), "f32", "f32"),
+    "warp_1024": ((5000, 1024), "f32", "f32"),  # fwd: 2-byte rows in blocks of a pack a thread, f32 at 2
+    "many_rows_2048": ((3000, 2048), "same", "same"),  # fwd: 2-byte rows in 128-thread blocks at 2 packs
     "block_4096": ((1500, 4096), "same", "same"),
     "block_8192": ((300, 8192), "same", None),
     "block_12288": ((400, 12288), "same", "same"),  # 2-byte bwd: a 512-thread block, sums in shared memory

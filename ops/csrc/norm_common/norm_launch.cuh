@@ -2,14 +2,14 @@
 //
 // Path choice, from the row length `cols` in packs of V = 16 / sizeof(T) elements (rounded up), where all
 // the row tensors of the call (x, y / dy, x, dx) lie at the same offset from 16-byte alignment:
-//   up to 32 * 8 packs (fwd) or 32 * 4 (bwd): fwd_reg/bwd_reg with a warp per row
+//   up to 32 * 4 packs: fwd_reg/bwd_reg with a warp per row
 //   up to 512 * 8 packs (fwd) or 512 * 4 (bwd): a block of 128-512 threads per row
 //   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and long rows when they are few
 //   (Spread): a cluster of 8 blocks per row (sm_90+)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
-// A forward of no more rows than SMs takes a block a row at a pack a thread where the table would give it a
-// warp or fuller blocks (pick_fwd).
+// A forward of no more rows than SMs, or of warp rows at more than two packs a thread and at most
+// kOnePackRowsPerSM rows an SM, takes a block a row at one pack a thread (pick_fwd).
 // Odd lengths and offsets take the same kernels: a row's unaligned head and tail are loose elements.
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
 // [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
@@ -47,10 +47,14 @@ struct RegConfig {
   int tpr, vecs, cs;   // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
   int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
 };
-// Tried in order: the first that covers the row's packs.
-constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},  {32, 8, 1},  {128, 4, 1},
-                                     {256, 4, 1}, {512, 4, 1}, {512, 8, 1}, {256, 1, 8}, {256, 2, 8},
-                                     {256, 4, 8}, {512, 4, 8}, {512, 8, 8}};
+// Tried in order: the first that covers the row's packs. Past 4 packs a thread a warp row takes 128 threads at
+// 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the warps resident; 5-23% slower on the
+// sweeps' many-row 2-byte rows of 1,400-2,048). The last four rows (one pack a thread) only pick_fwd takes:
+// the first fits end before them.
+constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},   {128, 2, 1}, {128, 4, 1},
+                                     {256, 4, 1}, {512, 4, 1}, {512, 8, 1},  {256, 1, 8}, {256, 2, 8},
+                                     {256, 4, 8}, {512, 4, 8}, {512, 8, 8},  {128, 1, 1}, {256, 1, 1},
+                                     {512, 1, 1}, {1024, 1, 1}};
 // The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
 // warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
 // frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
@@ -179,10 +183,10 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
 }
 
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
-// bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256 threads only: at 512 threads (128
-// registers a thread) the held parameters spill. The forward takes them without clusters only, and not for
-// 2-byte layer_norm rows of whole packs, which measured slower with them. NORM_EARLY=0 never does (read once;
-// for experiments).
+// bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256 threads, or (forward) of one pack a
+// thread: at 512 threads of 4 packs (128 registers a thread) the held parameters spill. The forward takes them
+// without clusters only, and not for 2-byte layer_norm rows of whole packs, which measured slower with them.
+// NORM_EARLY=0 never does (read once; for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
 constexpr int kEarlyMaxThreads = 256;  // the largest blocks with early reads
 inline bool early_on() {
@@ -208,7 +212,7 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
-  if constexpr (kCS == 1 && kTPR <= kEarlyMaxThreads && fwd_reads_early<T, kCenter>(kOdd)) {
+  if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
     if (early_on() && small_grid(blocks, dev)) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
              rstd, rows, cols, eps, off0);
@@ -219,33 +223,37 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
          rstd, rows, cols, eps, off0);
 }
 
-// Forwards of no more rows than SMs spread their rows: a block a row, of as few threads as hold the row
-// at kSpreadPacks packs a thread, where the table's first fit would pack a row into a warp (4 rows a block)
-// or give a thread more packs. More SMs and more threads a row put more of the row's loads in flight at once,
-// which is most of a small call's time. A spread never gives up the early parameter reads: 512-thread blocks
-// (which have none) only where the call takes none anyway. NORM_FWD_SPREAD=n sets the packs a thread (0:
-// never; read once; for experiments).
-constexpr int kSpreadPacks = 1;
-inline int spread_packs() {
-  static const int n = opcore::env_int("NORM_FWD_SPREAD", kSpreadPacks);
-  return n;
+// A forward of no more rows than SMs (small_grid), or of rows the table gives a warp at more than 2 packs a
+// thread while there are at most kOnePackRowsPerSM rows an SM, takes a block a row at one pack a thread (128
+// to 1,024 threads, the fewest that hold the row): more threads and SMs a row put more of its loads in flight
+// at once, which is most of such a call's time, and one pack a thread keeps the registers low enough for the
+// early parameter reads at any block size. Rows past 1,024 packs keep the table's choice. Figures in
+// docs/ops/norms-design.md. NORM_FWD_SPREAD=0 never does (read once; for experiments).
+constexpr int64_t kOnePackRowsPerSM = 64;
+inline bool spread_on() {
+  static const bool on = opcore::env_int("NORM_FWD_SPREAD", 1) != 0;
+  return on;
 }
 
-// The forward's config (index into kFwdConfigs) for the call, or -1 (fwd_loop). `early`: whether the call's
-// small grids read the parameters early (launch_fwd_reg).
+// The forward's config (index into kFwdConfigs) for the call, or -1 (fwd_loop). NORM_FWD_TPR=t and
+// NORM_FWD_VECS=v force the table's row {t, v, 1} wherever it holds the row (read once; for experiments).
 template <int V>
-int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev, bool early) {
-  const int config = pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
-  const int per = spread_packs();
-  if (config < 0 || per <= 0) return config;
-  const RegConfig& r = kFwdConfigs[config];
+int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
+  static const int ft = opcore::env_int("NORM_FWD_TPR", 0), fv = opcore::env_int("NORM_FWD_VECS", 0);
   const int64_t packs = (cols + V - 1) / V;
-  if (r.cs > 1 || !small_grid(rows, dev)) return config;  // clusters, or too many rows
+  for (size_t i = 0; ft > 0 && i < std::size(kFwdConfigs); ++i) {
+    const RegConfig& s = kFwdConfigs[i];
+    if (s.cs == 1 && s.tpr == ft && s.vecs == fv && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
+      return static_cast<int>(i);
+  }
+  const int config = pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
+  if (config < 0 || !spread_on()) return config;
+  const RegConfig& r = kFwdConfigs[config];
+  const bool warp_rows = r.tpr == 32 && packs > 2 * r.tpr && rows <= kOnePackRowsPerSM * dev.sms;
+  if (r.cs > 1 || !(small_grid(rows, dev) || warp_rows)) return config;
   for (size_t i = 0; i < std::size(kFwdConfigs); ++i) {
     const RegConfig& s = kFwdConfigs[i];
-    if (s.cs > 1 || s.tpr < 128 || (early && s.tpr > kEarlyMaxThreads)) continue;
-    if (static_cast<int64_t>(s.tpr) * per >= packs && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
-      return s.tpr > r.tpr ? static_cast<int>(i) : config;
+    if (s.cs == 1 && s.vecs == 1 && s.tpr >= 128 && s.tpr >= packs) return static_cast<int>(i);
   }
   return config;
 }
@@ -266,7 +274,7 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   const int off0 = common_offset<T>({x, y});
   const DeviceInfo dev = device_info();
   const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w) || !aligned16(b);  // loose elements
-  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev, fwd_reads_early<T, kCenter>(odd));
+  const int config = cols == 0 || off0 < 0 ? -1 : pick_fwd<V>(rows, cols, dev);
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
       constexpr RegConfig r = kFwdConfigs[decltype(i)::value];
