@@ -227,9 +227,12 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
 // thread while there are at most kOnePackRowsPerSM rows an SM, takes a block a row at one pack a thread (128
 // to 1,024 threads, the fewest that hold the row): more threads and SMs a row put more of its loads in flight
 // at once, which is most of such a call's time, and one pack a thread keeps the registers low enough for the
-// early parameter reads at any block size. Rows past 1,024 packs keep the table's choice. Figures in
+// early parameter reads at any block size. Rows past 1,024 packs keep the table's choice, and so do 4-byte rows
+// past 512: their 1,024-thread blocks measured 13-24% slower than the table's 256 threads at 4 packs (fp32
+// layer_norm rows of 2,560-3,913 in small grids), where 2-byte rows gained up to 15%. Figures in
 // docs/ops/norms-design.md. NORM_FWD_SPREAD=0 never does (read once; for experiments).
 constexpr int64_t kOnePackRowsPerSM = 64;
+constexpr int kOnePackMaxThreads4 = 512;  // the largest one-pack blocks of 4-byte rows
 inline bool spread_on() {
   static const bool on = opcore::env_int("NORM_FWD_SPREAD", 1) != 0;
   return on;
@@ -253,7 +256,8 @@ int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   if (r.cs > 1 || !(small_grid(rows, dev) || warp_rows)) return config;
   for (size_t i = 0; i < std::size(kFwdConfigs); ++i) {
     const RegConfig& s = kFwdConfigs[i];
-    if (s.cs == 1 && s.vecs == 1 && s.tpr >= 128 && s.tpr >= packs) return static_cast<int>(i);
+    if (s.cs == 1 && s.vecs == 1 && s.tpr >= 128 && s.tpr >= packs && (s.tpr <= kOnePackMaxThreads4 || V > 4))
+      return static_cast<int>(i);
   }
   return config;
 }
