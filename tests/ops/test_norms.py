@@ -200,8 +200,8 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 def test_cuda_small_grid_knobs_off(kind: str, knob: str) -> None:
     """The kernels small grids take without the early parameter reads (NORM_EARLY=0), without column blocks
     for dw/db (NORM_COLS=0: partial rows and finalize), or with the forward's rows as the table first fits
-    them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), stay correct: the GPU cases again in a fresh process with the knob off
-    (read once per process)."""
+    them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), stay correct: the GPU cases again in a
+    fresh process with the knob off (read once per process)."""
     env = {**os.environ, knob: "0"}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         f"{__file__}::test_cuda_vs_float64", "-k", kind], env=env, capture_output=True, text=True,
