@@ -6,7 +6,9 @@
     python docs/ops/diagnostics/diagnose.py sass [PATTERN ...]
 
 ``ncu-target`` runs each spec once inside an NVTX range ``measure`` (for ``ncu --nvtx-include``; forward
-kernels only: autograd launches backward kernels from its own thread, outside the range). ``timeline``
+kernels only: autograd launches backward kernels from its own thread, outside the range) and between
+``cudaProfilerStart``/``Stop``, which hold for every thread (for ``ncu --profile-from-start off``: backward
+kernels too). ``timeline``
 prints, for one flushed and padded sample per provider and direction, when each kernel starts after the
 last flush (default: torch, torch-compile and torch-ops; fwd and bwd).
 ``inductor`` prints the code ``torch.compile`` generates for lerp's training graph with a full-size weight
@@ -48,10 +50,12 @@ def ncu_target(specs: list[str]) -> None:
         for _ in range(3):
             t.fn()
         torch.cuda.synchronize()
+        torch.cuda.profiler.start()
         torch.cuda.nvtx.range_push("measure")
         t.fn()
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
+        torch.cuda.profiler.stop()
         print("ran", provider, direction, line, flush=True)
         del call, t
 

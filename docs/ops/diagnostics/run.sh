@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Diagnostics behind lerp-design.md (and norm_small: the norms' small backwards), on a CUDA host with the torch
+# Diagnostics behind lerp-design.md (and norm_small, norm_long: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small (rows: the
-# rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
-# torch.compile; norm_small: the small norm backwards' kernels against torch.compile's).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long
+# (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them,
+# against torch.compile; norm_small, norm_long: the small and the few-long-row norm backwards' kernels against
+# torch.compile's).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
-out=${1:?usage: run.sh OUTDIR [ncu|timeline|inductor|knobs|ncu_small|nd|sass|rows|tile2d|small|norm_small ...]}
+out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -147,6 +148,21 @@ section_norm_small() {
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd \
     "$R(Tensor([6, 1024],\"bfloat16\"), [1024], Tensor([1024],\"bfloat16\"), 1e-06, )" \
     "$R(Tensor([47, 2159],\"bfloat16\"), [2159], Tensor([2159],\"bfloat16\"), 1e-06, )" >"$out/norm_small.log" 2>&1
+}
+
+# norms-design.md, known gaps: backwards of few long rows in cluster grids, ours against torch.compile's: the
+# kernels after the L2 flushes, then ncu of each backward kernel (throughput, occupancy, warp states)
+section_norm_long() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=()
+  local cases=("$R(Tensor([85, 37791],\"float32\"), [37791], Tensor([37791],\"float32\"), 1e-06, )"
+    "$R(Tensor([21, 48983],\"float16\"), [48983], Tensor([48983],\"float16\"), 1e-06, )"
+    "$L(Tensor([82, 38543],\"float16\"), [38543], Tensor([38543],\"float16\"), Tensor([38543],\"float16\"), 1e-05, )")
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${cases[@]}" \
+    >"$out/norm_long.log" 2>&1
+  for c in "${cases[@]}"; do specs+=("$c|torch-ops|bwd" "$c|torch-compile|bwd"); done
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"bwd_reg|finalize|triton" \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
 }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
