@@ -4,16 +4,21 @@
     python docs/ops/diagnostics/diagnose.py timeline [--providers P,...] [--directions D,...] CASE ...
     python docs/ops/diagnostics/diagnose.py inductor
     python docs/ops/diagnostics/diagnose.py sass [PATTERN ...]
+    python docs/ops/diagnostics/diagnose.py fwd-shapes OUTDIR [SUITE ...]
 
 ``ncu-target`` runs each spec once inside an NVTX range ``measure`` (for ``ncu --nvtx-include``; forward
 kernels only: autograd launches backward kernels from its own thread, outside the range) and between
 ``cudaProfilerStart``/``Stop``, which hold for every thread (for ``ncu --profile-from-start off``: backward
-kernels too). ``timeline``
-prints, for one flushed and padded sample per provider and direction, when each kernel starts after the
-last flush (default: torch, torch-compile and torch-ops; fwd and bwd).
+kernels too). ``timeline`` prints, for one flushed and padded sample per provider and direction, when each
+kernel starts after the last flush (default: torch, torch-compile and torch-ops; fwd and bwd).
 ``inductor`` prints the code ``torch.compile`` generates for lerp's training graph with a full-size weight
 (what its forward saves for backward, hence what its backward reads). ``sass`` counts the SASS instructions
 of every kernel of the built extension whose name contains a pattern (default: fwd_nd fwd_bcast).
+``fwd-shapes`` times the norm forward (torch-ops, events, L2 flushed) of every case of the suites (default:
+the norm sweeps and named suites) whose rows fit a block, once as the path choice takes it and once per
+block shape of norm_launch.cuh's forward table (threads a row x packs a thread) that holds the row at no
+more than 8 times its packs, forced by NORM_FWD_TPR/NORM_FWD_VECS: one bench process per shape, JSON under
+OUTDIR, then a row per case (us) on stdout.
 """
 
 from __future__ import annotations
@@ -134,7 +139,52 @@ def sass(patterns: list[str]) -> None:
             print(n, re.sub(r"^_ZN9lerp_core3gpu\d+", "", name))
 
 
-COMMANDS = {"ncu-target": ncu_target, "timeline": timeline, "inductor": inductor, "sass": sass}
+# The non-cluster shapes of kFwdConfigs (threads a row, packs a thread) that fwd-shapes forces.
+FWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 1), (128, 2), (128, 4), (256, 1), (256, 4), (512, 1), (512, 4),
+              (512, 8), (1024, 1)]
+BLOCK_PACKS = 4096  # the most packs a block's shape holds (512 x 8); longer rows take clusters
+
+
+def fwd_shapes(args: list[str]) -> None:
+    import json
+
+    from opbench.cases import resolve
+
+    out, suites = args[0], args[1:] or ["rms_norm-sweep", "layer_norm-sweep", "rms_norm", "layer_norm"]
+    os.makedirs(out, exist_ok=True)
+    cases: dict[str, int] = {}  # line -> packs of 16 bytes a row
+    for case in resolve(suites, None, device="gpu").cases:
+        x = case.args[0]
+        packs = -(-x.shape[-1] * (4 if x.dtype == "float32" else 2) // 16)
+        if packs <= BLOCK_PACKS:
+            cases.setdefault(case.to_line(), packs)
+    runs = [("default", {}, list(cases))]
+    for t, v in FWD_SHAPES:
+        sel = [line for line, packs in cases.items() if packs <= t * v < 8 * packs]
+        if sel:
+            runs.append((f"{t}x{v}", {"NORM_FWD_TPR": str(t), "NORM_FWD_VECS": str(v)}, sel))
+    times: dict[str, dict[str, float]] = {line: {} for line in cases}
+    for name, env, sel in runs:
+        path = os.path.join(out, f"fwd_{name}")
+        with open(path + ".txt", "w") as f:
+            f.write("\n".join(sel) + "\n")
+        subprocess.run([sys.executable, "-m", "opbench", "bench", path + ".txt", "--providers", "torch-ops",
+                        "--directions", "fwd", "--method", "events", "--budget", "40", "--warmup", "10",
+                        "--no-progress", "--json", path + ".json"], env={**os.environ, **env},
+                       stdout=subprocess.DEVNULL, check=False)
+        if not os.path.exists(path + ".json"):
+            print(f"{name}: the bench run wrote no results", file=sys.stderr)
+            continue
+        with open(path + ".json") as f:
+            for r in json.load(f)["records"]:
+                if r["status"] == "ok":
+                    times[r["case"]][name] = r["median_us"]
+    for line, t in times.items():
+        print(line, " ".join(f"{k}:{v:.1f}" for k, v in t.items()))
+
+
+COMMANDS = {"ncu-target": ncu_target, "timeline": timeline, "inductor": inductor, "sass": sass,
+            "fwd-shapes": fwd_shapes}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Diagnostics behind lerp-design.md (and norm_small, norm_long: norms-design.md), on a CUDA host with the torch
+# Diagnostics behind lerp-design.md (and norm_*: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long
-# (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them,
-# against torch.compile; norm_small, norm_long: the small and the few-long-row norm backwards' kernels against
-# torch.compile's).
+# norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them
+# and without them, against torch.compile; norm_small, norm_long: the small and the few-long-row norm
+# backwards' kernels against torch.compile's; norm_fwd_shapes: the norm forward under each block shape).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -164,6 +164,9 @@ section_norm_long() {
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
 }
+
+# norms-design.md, forward threads a row: every case's forward under each block shape of the table
+section_norm_fwd_shapes() { python $here/diagnose.py fwd-shapes "$out/fwd_shapes" >"$out/norm_fwd_shapes.log" 2>&1; }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
 echo "diagnostics in $out"

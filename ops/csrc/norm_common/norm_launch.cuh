@@ -48,7 +48,7 @@ struct RegConfig {
   int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
 };
 // Tried in order: the first that covers the row's packs. Past 4 packs a thread a warp row takes 128 threads at
-// 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the warps resident; 5-23% slower on the
+// 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the warps resident; up to 30% slower on the
 // sweeps' many-row 2-byte rows of 1,400-2,048). The last four rows (one pack a thread) only pick_fwd takes:
 // the first fits end before them.
 constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},   {128, 2, 1}, {128, 4, 1},
@@ -228,8 +228,8 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
 // to 1,024 threads, the fewest that hold the row): more threads and SMs a row put more of its loads in flight
 // at once, which is most of such a call's time, and one pack a thread keeps the registers low enough for the
 // early parameter reads at any block size. Rows past 1,024 packs keep the table's choice, and so do 4-byte rows
-// past 512: their 1,024-thread blocks measured 13-24% slower than the table's 256 threads at 4 packs (fp32
-// layer_norm rows of 2,560-3,913 in small grids), where 2-byte rows gained up to 15%. Figures in
+// past 512: their 1,024-thread blocks measured up to 25% slower than the table's 256 threads at 4 packs (fp32
+// layer_norm rows of 2,560-3,913 in small grids), where 2-byte rows gained up to 16%. Figures in
 // docs/ops/norms-design.md. NORM_FWD_SPREAD=0 never does (read once; for experiments).
 constexpr int64_t kOnePackRowsPerSM = 64;
 constexpr int kOnePackMaxThreads4 = 512;  // the largest one-pack blocks of 4-byte rows
