@@ -91,6 +91,9 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "small_full": ([1, 494, 1], [35, 494, 2], [35, 494, 2]),
     "small_warp_batches": ([15, 2, 1, 2, 49], [1, 2, 140, 2, 49], [15, 1, 140, 2, 49]),
     "small_warp_few": ([3, 1, 5], [1, 210, 5], [3, 210, 1]),
+    # a row of at most 1024 packs in one step of one block (no slices, no ticket): the weight's gradient of
+    # a one-element weight over 6026 positions (x, y read; the row's ends one element a thread)
+    "rows_whole_ends": ([3013, 2], [3013, 2], [1]),
 }
 
 

@@ -104,10 +104,12 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
     _check_deterministic_and_captured([42, 1, 2, 6], [42, 755, 2, 1], [1, 755, 2, 6])
 
 
-def test_cuda_paths_without_small() -> None:
-    """The paths the small backward takes over on small shapes (tile2d, rows, cols, gen_r/gen_k with finalize)
-    stay correct: the GPU cases again in a fresh process with LERP_SMALL=0 (read once per process)."""
-    env = {**os.environ, "LERP_SMALL": "0"}
+@pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE"])
+def test_cuda_paths_with_knob_off(knob: str) -> None:
+    """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
+    the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
+    of the small kernel), LERP_ROWS_WHOLE=0 (short rows in slices, summed by the last block or a finalize)."""
+    env = {**os.environ, knob: "0"}
     tests = [f"{__file__}::{name}" for name in
              ("test_cuda_vs_numpy", "test_cuda_tile2d", "test_cuda_tile2d_deterministic_and_captured")]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], env=env,

@@ -2,15 +2,16 @@
 # Diagnostics behind lerp-design.md (and norm_*: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long
-# norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them
-# and without them, against torch.compile; norm_small, norm_long: the small and the few-long-row norm
-# backwards' kernels against torch.compile's; norm_fwd_shapes: the norm forward under each block shape).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny norm_small
+# norm_long norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with
+# them and without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced;
+# norm_small, norm_long: the small and the few-long-row norm backwards' kernels against torch.compile's;
+# norm_fwd_shapes: the norm forward under each block shape).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small norm_small norm_long norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny norm_small norm_long norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -139,6 +140,31 @@ section_small() {
     'paddle.lerp(Tensor([15, 2, 1, 2, 49],"float16"), Tensor([1, 2, 140, 2, 49],"float16"), Tensor([15, 1, 140, 2, 49],"float16"), )'
   )
   path_ab LERP_SMALL small "--rounds 1 --budget 100" "${S[@]}"
+}
+
+# lerp-design.md, paths 3 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default and with short
+# rows sliced (LERP_ROWS_WHOLE=0), events with L2 flushed; then our kernels' timeline
+section_tiny() {
+  local cfg T=(
+    'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
+    'paddle.lerp(Tensor([2, 3, 32, 32],"float64"), Tensor([2, 3, 32, 32],"float64"), Tensor([1, 3, 32, 1],"float64"), )'
+    'paddle.lerp(Tensor([1, 494, 1],"float16"), Tensor([35, 494, 2],"float16"), Tensor([35, 494, 2],"float16"), )'
+    'paddle.lerp(Tensor([6, 2, 5, 65],"float64"), Tensor([1, 1, 1, 65],"float64"), Tensor([6, 2, 5, 65],"float64"), )'
+    'paddle.lerp(Tensor([3013, 2],"float16"), Tensor([3013, 2],"float16"), Tensor([1],"float16"), )'
+    'paddle.lerp(Tensor([2860, 1],"float32"), Tensor([2860, 39],"float32"), Tensor([2860, 39],"float32"), )'
+    'paddle.lerp(Tensor([14, 1249, 5, 3],"float32"), Tensor([1, 1249, 1, 3],"float32"), Tensor([14, 1249, 5, 3],"float32"), )'
+    'paddle.lerp(Tensor([12, 1],"float16"), Tensor([1, 345],"float16"), Tensor([12, 1],"float16"), )'
+    'paddle.lerp(Tensor([42, 1, 2, 6],"float32"), Tensor([42, 755, 2, 1],"float32"), Tensor([1, 755, 2, 6],"float32"), )'
+    'paddle.lerp(Tensor([15, 2, 1, 2, 49],"float16"), Tensor([1, 2, 140, 2, 49],"float16"), Tensor([15, 1, 140, 2, 49],"float16"), )'
+    'paddle.lerp(Tensor([1, 3, 13, 2],"float64"), Tensor([331, 1, 13, 2],"float64"), Tensor([331, 3, 1, 2],"float64"), )'
+    'paddle.lerp(Tensor([6783, 1],"float32"), Tensor([1, 13],"float32"), Tensor([6783, 1],"float32"), )'
+  )
+  local opts=(--directions bwd --method events --rounds 1 --budget 100 --no-progress)
+  python -m opbench bench "${T[@]}" --providers torch-compile "${opts[@]}" >"$out/tiny_compile.md" 2>&1
+  for cfg in default=1 LERP_ROWS_WHOLE=0; do
+    env "$cfg" python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" >"$out/tiny_${cfg%=*}.md" 2>&1
+  done
+  python $here/diagnose.py timeline --providers torch-ops --directions bwd "${T[@]}" >"$out/tiny_timeline.log" 2>&1
 }
 
 # norms-design.md, known gaps: the kernels of small rms_norm backwards, ours against torch.compile's (profiler

@@ -158,11 +158,15 @@ struct RowKernels {
 // U = 4, 7.5 us kernel time, against 10.3 with 2 and 11.4 with 1 on 66cbc9d,
 // docs/ops/diagnostics/h200/rows/rows_LERP_ROWS_PACKS*); otherwise
 // U = 4 and P equal slices such that the grid is about one wave (P = 1 when
-// the rows alone fill it). LERP_ROWS_PACKS=1, 2 or 4 forces U (read once).
+// the rows alone fill it). Rows of at most 4 * 256 packs are not sliced:
+// the smallest U that holds one in a step, so that no block waits on a ticket
+// (small problems, where that wait is most of the time). LERP_ROWS_PACKS=1, 2
+// or 4 forces U, LERP_ROWS_WHOLE=0 slices short rows too (read once).
 template <typename T, int VEC, bool XY, bool ENDS>
 void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   using K = RowKernels<T, VEC, XY, ENDS>;
   static const int forced = env_int("LERP_ROWS_PACKS", 0);
+  static const int whole = env_int("LERP_ROWS_WHOLE", 1);
   const bool i64 = r.L >= (int64_t(1) << 30);
   const int64_t lv = r.L / VEC;
   const int64_t gy = std::min<int64_t>(r.M, 65535);
@@ -170,6 +174,9 @@ void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   const int64_t wave[3] = {wave_of(K::template ptr<1>(i64)), wave_of(K::template ptr<2>(i64)),
                            wave_of(K::template ptr<4>(i64))};
   int k = -1;
+  if (forced == 0 && whole && gy <= wave[2])  // a short row in one step of one block
+    for (int i = 0; i < 3 && k < 0; ++i)
+      if (lv <= int64_t(kThreads) * us[i]) k = i;
   for (int i = 0; i < 3 && k < 0; ++i) {
     const int64_t s1 = ceil_div(lv, int64_t(kThreads) * us[i]);  // one-step slices per row
     if ((forced == 0 && s1 * gy <= wave[i]) || forced == us[i]) k = i;
