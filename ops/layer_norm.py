@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ops import build
+from ops import build, norm_args
 from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, takes_grad, torch_ops
 from ops.tensors import dtype_name
 
@@ -71,22 +71,10 @@ def paddle_layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: A
     return layer_norm(x, weight, bias, epsilon)
 
 
-def _refuses(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5,
-            name: str | None = None) -> str | None:
-    try:
-        last_dim_only("layer_norm", x, normalized_shape)
-        check_spec("layer_norm", x, {"weight": weight, "bias": bias}, epsilon)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    return None
+def _checks(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, epsilon: float = 1e-5,
+            name: str | None = None) -> None:
+    last_dim_only("layer_norm", x, normalized_shape)
+    check_spec("layer_norm", x, {"weight": weight, "bias": bias}, epsilon)
 
 
-def why_not(*args: Any, **kwargs: Any) -> str | None:
-    """None when :func:`paddle_layer_norm` takes these arguments (tensors or specs with shape/dtype), else why not."""
-    try:
-        return _refuses(*args, **kwargs)
-    except TypeError as exc:  # arguments that do not bind to the signature
-        return f"layer_norm: {exc}"
-
-
-paddle_layer_norm.why_not = why_not  # type: ignore[attr-defined]
+paddle_layer_norm.why_not = norm_args.why_not_rule("layer_norm", _checks)  # type: ignore[attr-defined]

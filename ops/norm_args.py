@@ -7,6 +7,7 @@ Every error is one line naming the shapes/dtypes at fault.
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 import threading
@@ -159,3 +160,24 @@ def last_dim_only(op: str, x: Any, normalized_shape: Any) -> None:
     if not shape or len(ns) != 1 or ns[0] != shape[-1]:
         raise ValueError(f"{op}: normalized_shape {normalized_shape!r} must be the last dim of x "
                          f"(shape {list(x.shape)}) alone")
+
+
+def why_not_rule(op: str, checks: Callable[..., None]) -> Callable[..., str | None]:
+    """An op's ``why_not`` (see ``ops.OPS``) from ``checks``, a function with the op's Paddle signature that raises
+    TypeError or ValueError on arguments the op refuses: None when it passes, else its one-line reason, or the
+    binding error when the arguments do not fit the signature."""
+    signature = inspect.signature(checks)
+
+    def why_not(*args: Any, **kwargs: Any) -> str | None:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            return f"{op}: {exc}"
+        try:
+            checks(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            return str(exc)
+        return None
+
+    why_not.__doc__ = f"None when {op} takes these arguments (tensors or specs with shape/dtype), else why not."
+    return why_not

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ops import build
+from ops import build, norm_args
 from ops.norm_args import check_call, check_spec, last_dim_only, paddle_constant_row, rows_of, takes_grad, torch_ops
 from ops.tensors import dtype_name
 
@@ -62,22 +62,10 @@ def paddle_rms_norm(input: Any, normalized_shape: Any, weight: Any = None, eps: 
     return rms_norm(input, weight, eps)
 
 
-def _refuses(input: Any, normalized_shape: Any, weight: Any = None, eps: float = 1e-5,  # noqa: A002
-            name: str | None = None) -> str | None:
-    try:
-        last_dim_only("rms_norm", input, normalized_shape)
-        check_spec("rms_norm", input, {"weight": weight}, eps)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    return None
+def _checks(input: Any, normalized_shape: Any, weight: Any = None, eps: float = 1e-5,  # noqa: A002
+            name: str | None = None) -> None:
+    last_dim_only("rms_norm", input, normalized_shape)
+    check_spec("rms_norm", input, {"weight": weight}, eps)
 
 
-def why_not(*args: Any, **kwargs: Any) -> str | None:
-    """None when :func:`paddle_rms_norm` takes these arguments (tensors or specs with shape/dtype), else why not."""
-    try:
-        return _refuses(*args, **kwargs)
-    except TypeError as exc:  # arguments that do not bind to the signature
-        return f"rms_norm: {exc}"
-
-
-paddle_rms_norm.why_not = why_not  # type: ignore[attr-defined]
+paddle_rms_norm.why_not = norm_args.why_not_rule("rms_norm", _checks)  # type: ignore[attr-defined]

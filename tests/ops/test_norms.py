@@ -27,6 +27,23 @@ def test_cpu_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> No
     checks.check_against_reference(norm_torch, kind, shape, wk, bk, dtype, "cpu")
 
 
+def test_why_not_on_specs(kind: str) -> None:
+    """The rule the providers ask before running a case (``OPS[api].why_not``, on the case's tensor specs): None
+    for a call the op takes, else the one-line reason, a call that does not fit the signature included."""
+    import ops
+    from opbench.cases.model import TensorSpec
+
+    why_not = ops.OPS[f"paddle.nn.functional.{kind}"].why_not
+    x, w = TensorSpec((4, 8), "float32"), TensorSpec((8,), "float32")
+    assert why_not(x, [8], w) is None
+    assert why_not(x, 8, None, name="n") is None
+    assert why_not(x, [4, 8], w) == f"{kind}: normalized_shape [4, 8] must be the last dim of x (shape [4, 8]) alone"
+    assert why_not(x, [8], TensorSpec((4,), "float32")) == (f"{kind}: weight shape [4] must be [8] (the last dim of "
+                                                           "x, shape [4, 8])")
+    assert why_not(TensorSpec((4, 8), "int32"), [8]).startswith(f"{kind}: x dtype int32 is not supported")
+    assert why_not(x, [8], bogus=1) == f"{kind}: got an unexpected keyword argument 'bogus'"
+
+
 def test_cpu_long_row(kind: str, norm_torch: Any) -> None:
     checks.check_against_reference(norm_torch, kind, (3, 65536), "same", "same", "float32", "cpu")
 
