@@ -143,7 +143,7 @@ section_small() {
 }
 
 # lerp-design.md, paths 3 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default and with short
-# rows sliced (LERP_ROWS_WHOLE=0), events with L2 flushed; then our kernels' timeline
+# rows sliced (LERP_ROWS_WHOLE=0), events with L2 flushed; then our kernels' timeline and ncu of the small kernel
 section_tiny() {
   local cfg T=(
     'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
@@ -165,6 +165,13 @@ section_tiny() {
     env "$cfg" python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" >"$out/tiny_${cfg%=*}.md" 2>&1
   done
   python $here/diagnose.py timeline --providers torch-ops --directions bwd "${T[@]}" >"$out/tiny_timeline.log" 2>&1
+  # the small kernel against torch.compile's one kernel on two of them: where the warps wait (stall reasons per
+  # SASS line in SourceCounters), instructions, occupancy
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"small_bwd|triton" \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SourceCounters --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum" \
+    python $here/diagnose.py ncu-target "${T[1]}|torch-ops|bwd" "${T[1]}|torch-compile|bwd" \
+    "${T[2]}|torch-ops|bwd" "${T[2]}|torch-compile|bwd" >"$out/tiny_ncu.log" 2>&1
 }
 
 # norms-design.md, known gaps: the kernels of small rms_norm backwards, ours against torch.compile's (profiler
