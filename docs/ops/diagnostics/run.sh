@@ -143,7 +143,8 @@ section_small() {
 }
 
 # lerp-design.md, paths 3 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default and with short
-# rows sliced (LERP_ROWS_WHOLE=0), events with L2 flushed; then our kernels' timeline and ncu of the small kernel
+# rows sliced (LERP_ROWS_WHOLE=0), events with L2 flushed; kernel time alone; our kernels' timeline; ncu of the small
+# kernel
 section_tiny() {
   local cfg T=(
     'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
@@ -164,7 +165,10 @@ section_tiny() {
   for cfg in default=1 LERP_ROWS_WHOLE=0; do
     env "$cfg" python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" >"$out/tiny_${cfg%=*}.md" 2>&1
   done
-  python $here/diagnose.py timeline --providers torch-ops --directions bwd "${T[@]}" >"$out/tiny_timeline.log" 2>&1
+  # kernel time alone (profiler), ours and torch.compile's: events minus this is each one's launch latency and gaps
+  python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd --method kernel --rounds 1 \
+    --budget 100 --no-progress >"$out/tiny_kernel.md" 2>&1
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${T[@]}" >"$out/tiny_timeline.log" 2>&1
   # the small kernel against torch.compile's one kernel on two of them: where the warps wait (stall reasons per
   # SASS line in SourceCounters), instructions, occupancy
   ncu --clock-control none --cache-control all --profile-from-start off -k regex:"small_bwd|triton" \
