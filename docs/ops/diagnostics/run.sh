@@ -4,7 +4,8 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny norm_small
 # norm_long norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with
-# them and without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced;
+# them and without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices
+# summed by their last block and by a finalize launch;
 # norm_small, norm_long: the small and the few-long-row norm backwards' kernels against torch.compile's;
 # norm_fwd_shapes: the norm forward under each block shape).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
@@ -142,9 +143,9 @@ section_small() {
   path_ab LERP_SMALL small "--rounds 1 --budget 100" "${S[@]}"
 }
 
-# lerp-design.md, paths 3 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default and with short
-# rows sliced (LERP_ROWS_WHOLE=0), events with L2 flushed; kernel time alone; our kernels' timeline; ncu of the small
-# kernel
+# lerp-design.md, paths 3 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default, with short
+# rows sliced (LERP_ROWS_WHOLE=0) and with every slice's partials summed by a finalize launch (LERP_ROW_COUNTERS=0),
+# events with L2 flushed; kernel time alone; the kernels' timeline; ncu of the small kernel
 section_tiny() {
   local cfg T=(
     'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
@@ -162,7 +163,7 @@ section_tiny() {
   )
   local opts=(--directions bwd --method events --rounds 1 --budget 100 --no-progress)
   python -m opbench bench "${T[@]}" --providers torch-compile "${opts[@]}" >"$out/tiny_compile.md" 2>&1
-  for cfg in default=1 LERP_ROWS_WHOLE=0; do
+  for cfg in default=1 LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0; do
     env "$cfg" python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" >"$out/tiny_${cfg%=*}.md" 2>&1
   done
   # kernel time alone (profiler), ours and torch.compile's: events minus this is each one's launch latency and gaps
