@@ -3,13 +3,11 @@ against float64 NumPy and torch.lerp. Skipped without CUDA."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import numpy as np
 import pytest
+from knob_rerun import rerun_with_knob_off
 from lerp_testlib import CASES, DTYPES, GPU_CASES, check_saved_diff, run_torch_case
 
 torch = pytest.importorskip("torch")
@@ -109,11 +107,9 @@ def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
     of the small kernel), LERP_ROWS_WHOLE=0 (short rows in slices, summed by the last block or a finalize)."""
-    env = {**os.environ, knob: "0"}
-    tests = [f"{__file__}::{name}" for name in
-             ("test_cuda_vs_numpy", "test_cuda_tile2d", "test_cuda_tile2d_deterministic_and_captured")]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], env=env,
-                       capture_output=True, text=True, check=False)
+    r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
+                                    ("test_cuda_vs_numpy", "test_cuda_tile2d",
+                                     "test_cuda_tile2d_deterministic_and_captured")))
     assert r.returncode == 0, r.stdout[-4000:]
 
 

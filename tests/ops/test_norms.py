@@ -5,14 +5,12 @@ every kernel path)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import norm_torch_checks as checks
 import numpy as np
 import pytest
+from knob_rerun import rerun_with_knob_off
 from norm_testlib import CPU_CASES, DTYPES, GPU_CASES, close, grad_scale, reference, rng_arrays
 
 # Both ops run on one engine (ops/csrc/norm_common), so every test runs for each of them.
@@ -219,10 +217,7 @@ def test_cuda_small_grid_knobs_off(kind: str, knob: str) -> None:
     for dw/db (NORM_COLS=0: partial rows and finalize), or with the forward's rows as the table first fits
     them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), stay correct: the GPU cases again in a
     fresh process with the knob off (read once per process)."""
-    env = {**os.environ, knob: "0"}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        f"{__file__}::test_cuda_vs_float64", "-k", kind], env=env, capture_output=True, text=True,
-                       check=False)
+    r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
 

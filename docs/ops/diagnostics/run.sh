@@ -147,7 +147,7 @@ section_small() {
 # rows sliced (LERP_ROWS_WHOLE=0) and with every slice's partials summed by a finalize launch (LERP_ROW_COUNTERS=0),
 # events with L2 flushed; kernel time alone; the kernels' timeline; ncu of the small kernel
 section_tiny() {
-  local cfg T=(
+  local cfg name T=(
     'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
     'paddle.lerp(Tensor([2, 3, 32, 32],"float64"), Tensor([2, 3, 32, 32],"float64"), Tensor([1, 3, 32, 1],"float64"), )'
     'paddle.lerp(Tensor([1, 494, 1],"float16"), Tensor([35, 494, 2],"float16"), Tensor([35, 494, 2],"float16"), )'
@@ -163,8 +163,10 @@ section_tiny() {
   )
   local opts=(--directions bwd --method events --rounds 1 --budget 100 --no-progress)
   python -m opbench bench "${T[@]}" --providers torch-compile "${opts[@]}" >"$out/tiny_compile.md" 2>&1
-  for cfg in default=1 LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0; do
-    env "$cfg" python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" >"$out/tiny_${cfg%=*}.md" 2>&1
+  for cfg in "" LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0; do
+    name=${cfg%=*}
+    env ${cfg:+"$cfg"} python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" \
+      >"$out/tiny_${name:-default}.md" 2>&1
   done
   # kernel time alone (profiler), ours and torch.compile's: events minus this is each one's launch latency and gaps
   python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd --method kernel --rounds 1 \
