@@ -19,7 +19,8 @@
 # compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power (AA_ARGS: extra
 #               bench options to validate, e.g. AA_ARGS="--precision 0.5")
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
-# paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz, made
+# paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz
+#               (the framework-free cores they call, <op>_<dtype>.cu, are the torch build's too), made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
 # number of failed steps. Clocks and device settings are only read, never changed.

@@ -80,6 +80,12 @@ def openmp_flags(framework: str) -> tuple[list[str], list[str]]:
     return ["-fopenmp"], [str(libs[0]), f"-Wl,-rpath,{libs[0].parent}"]
 CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
 
+# The framework-free CUDA cores, one compile unit an element type: the bindings only declare the cores'
+# entry points, so a GPU build compiles these in parallel (ninja, a job a core) instead of one long unit.
+GPU_DTYPES = ("f32", "f16", "bf16")
+LERP_GPU_CORE = [f"lerp/lerp_{t}.cu" for t in (*GPU_DTYPES, "f64")]
+NORM_GPU_CORE = [f"{op}/{op}_{t}.cu" for op in ("rms_norm", "layer_norm") for t in GPU_DTYPES]
+
 # Each extension: its folders under ops/csrc (their headers, .h and .cuh, enter the build key; each is on
 # the include path) and its sources per (framework, device), as "folder/file".
 EXTENSIONS: dict[str, dict[str, Any]] = {
@@ -87,9 +93,9 @@ EXTENSIONS: dict[str, dict[str, Any]] = {
         "dirs": ("lerp",),
         "sources": {
             ("torch", "cpu"): ["lerp/torch_lerp.cpp"],
-            ("torch", "gpu"): ["lerp/torch_lerp.cpp", "lerp/torch_lerp.cu"],
+            ("torch", "gpu"): ["lerp/torch_lerp.cpp", "lerp/torch_lerp.cu", *LERP_GPU_CORE],
             ("paddle", "cpu"): ["lerp/paddle_lerp.cc"],
-            ("paddle", "gpu"): ["lerp/paddle_lerp.cc", "lerp/paddle_lerp.cu"],
+            ("paddle", "gpu"): ["lerp/paddle_lerp.cc", "lerp/paddle_lerp.cu", *LERP_GPU_CORE],
         },
     },
     "norm": {
@@ -97,10 +103,10 @@ EXTENSIONS: dict[str, dict[str, Any]] = {
         "sources": {
             ("torch", "cpu"): ["rms_norm/torch_rms_norm.cpp", "layer_norm/torch_layer_norm.cpp"],
             ("torch", "gpu"): ["rms_norm/torch_rms_norm.cpp", "layer_norm/torch_layer_norm.cpp",
-                               "rms_norm/torch_rms_norm.cu", "layer_norm/torch_layer_norm.cu"],
+                               "rms_norm/torch_rms_norm.cu", "layer_norm/torch_layer_norm.cu", *NORM_GPU_CORE],
             ("paddle", "cpu"): ["rms_norm/paddle_rms_norm.cc", "layer_norm/paddle_layer_norm.cc"],
             ("paddle", "gpu"): ["rms_norm/paddle_rms_norm.cc", "layer_norm/paddle_layer_norm.cc",
-                                "rms_norm/paddle_rms_norm.cu", "layer_norm/paddle_layer_norm.cu"],
+                                "rms_norm/paddle_rms_norm.cu", "layer_norm/paddle_layer_norm.cu", *NORM_GPU_CORE],
         },
     },
 }

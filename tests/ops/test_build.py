@@ -20,8 +20,25 @@ def test_cache_dir_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_sources_per_device() -> None:
     assert [p.name for p in build.source_files("paddle", "cpu")] == ["paddle_lerp.cc"]
-    assert [p.name for p in build.source_files("paddle", "gpu")] == ["paddle_lerp.cc", "paddle_lerp.cu"]
+    assert [p.name for p in build.source_files("paddle", "gpu")] == [
+        "paddle_lerp.cc", "paddle_lerp.cu", "lerp_f32.cu", "lerp_f16.cu", "lerp_bf16.cu", "lerp_f64.cu"]
     assert all(p.exists() for p in build.source_files("torch", "gpu"))
+
+
+@pytest.mark.parametrize("ext", list(build.EXTENSIONS))
+def test_gpu_cores_compile_apart_from_bindings(ext: str) -> None:
+    """Every .cu of an extension's folders is built for the GPU (the cores for both frameworks, each binding
+    for its own), and no binding includes the kernels' definitions: one that did would compile every kernel
+    again, in one long unit."""
+    cu = {p for d in build.EXTENSIONS[ext]["dirs"] for p in build._folder(d).glob("*.cu")}
+    bindings = {p for p in cu if p.name.startswith(("torch_", "paddle_"))}
+    assert cu - bindings, "no core compile units"
+    for framework in build.FRAMEWORKS:
+        own = {p for p in bindings if p.name.startswith(f"{framework}_")}
+        assert set(build.source_files(framework, "gpu", ext)) >= (cu - bindings) | own
+    for binding in bindings:
+        text = binding.read_text()
+        assert "lerp.cuh" not in text and "norm_launch.cuh" not in text, binding.name
 
 
 def test_key_depends_on_sources(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

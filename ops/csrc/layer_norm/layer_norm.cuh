@@ -1,11 +1,13 @@
-// layer_norm CUDA core (framework-free, header-only): y = (x - mean) * rstd * w + b over the last
+// layer_norm CUDA core (framework-free): y = (x - mean) * rstd * w + b over the last
 // dimension, mean and rstd = 1/sqrt(var + eps) saved in fp32 for the backward. T: float, __half,
 // __nv_bfloat16; W (weight, bias): T or float; fp32 accumulation, two-pass variance from registers.
 // The kernels and paths are norm_common's (norm_launch.cuh), with kCenter = true. Backward dw, db:
-// fp32 partial rows added in a fixed order (the same bits every run, no atomics).
+// fp32 partial rows added in a fixed order (the same bits every run, no atomics). The engine is compiled by
+// layer_norm_<dtype>.cu, one element type each; this header only declares it, so a binding that includes it
+// compiles no kernel.
 #pragma once
 
-#include "norm_common/norm_launch.cuh"
+#include "norm_common/norm_gpu.h"
 
 namespace norm_core {
 namespace gpu {

@@ -58,6 +58,22 @@
 //   lerp_tile2d.cuh         tile2d: the [M, L] view, kernel and launch
 //   lerp_small.cuh          small: every gradient of a small problem in one launch
 //   lerp_launch_bwd.cuh     backward path choice and launches, the public entry points
+// The entry points are declared in lerp_gpu.h, which is all the bindings include; lerp_f32.cu,
+// lerp_f64.cu, lerp_f16.cu and lerp_bf16.cu compile them, one element type each (LERP_INSTANTIATE
+// below), so a build compiles the four in parallel and a binding compiles no kernel.
 #pragma once
 
 #include "lerp_launch_bwd.cuh"
+
+// The entry points of lerp_gpu.h for element type T, compiled where this is written (lerp_<dtype>.cu).
+#define LERP_INSTANTIATE(T)                                                                                    \
+  namespace lerp_core {                                                                                        \
+  namespace gpu {                                                                                              \
+  template void lerp_forward<T>(const T*, const T*, const T*, double, T*, const Shape&, const Shape&,          \
+                                const Shape&, cudaStream_t);                                                   \
+  template void lerp_backward<T>(const T*, const T*, const T*, const T*, double, T*, T*, T*, const Shape&,     \
+                                 const Shape&, const Shape&, const Alloc&, cudaStream_t);                      \
+  template void lerp_forward_save_diff<T>(const T*, const T*, const T*, T*, T*, int64_t, cudaStream_t);        \
+  template void lerp_backward_from_diff<T>(const T*, const T*, const T*, T*, T*, T*, int64_t, cudaStream_t);   \
+  }                                                                                                            \
+  }

@@ -3,14 +3,13 @@
 #pragma once
 
 #include "common/env_knob.h"
+#include "lerp_gpu.h"
 #include "lerp_rows_cols.cuh"
 
 namespace lerp_core {
 namespace gpu {
 
 // ------------------------------------------------------------------ host --
-using Alloc = std::function<void*(size_t bytes)>;
-
 inline void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("lerp CUDA error in ") + what + ": " + cudaGetErrorString(e));
 }

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "common/paddle_workspace.h"
-#include "lerp.cuh"
+#include "lerp_gpu.h"
 #include "paddle/extension.h"
 #include "paddle_common.h"
 

@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "common/torch_workspace.h"
-#include "lerp.cuh"
+#include "lerp_gpu.h"
 #include "torch_common.h"
 
 namespace opbench_torch {

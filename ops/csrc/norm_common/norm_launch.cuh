@@ -32,11 +32,10 @@
 #include "common/env_knob.h"
 #include "norm_bwd.cuh"
 #include "norm_fwd.cuh"
+#include "norm_gpu.h"
 
 namespace norm_core {
 namespace gpu {
-
-using Alloc = std::function<void*(size_t bytes)>;
 
 inline void check_launch(const char* what) {
   const cudaError_t err = cudaGetLastError();
@@ -447,3 +446,15 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
 
 }  // namespace gpu
 }  // namespace norm_core
+
+// norm_gpu.h's entry points for element type T with parameters of type W, compiled where this is written
+// (each op's <op>_<dtype>.cu).
+#define NORM_INSTANTIATE(T, W, kCenter)                                                                        \
+  namespace norm_core {                                                                                        \
+  namespace gpu {                                                                                              \
+  template void norm_forward<T, W, kCenter>(const T*, const W*, const W*, T*, float*, float*, int64_t,         \
+                                            int64_t, float, cudaStream_t);                                     \
+  template void norm_backward<T, W, kCenter>(const T*, const T*, const W*, const float*, const float*, T*, W*, \
+                                             W*, int64_t, int64_t, const Alloc&, cudaStream_t);                \
+  }                                                                                                            \
+  }

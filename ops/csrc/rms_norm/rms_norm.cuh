@@ -1,12 +1,13 @@
-// rms_norm CUDA core (framework-free, header-only): y = x * rstd * w over the last dimension,
+// rms_norm CUDA core (framework-free): y = x * rstd * w over the last dimension,
 // rstd = 1/sqrt(mean(x^2) + eps) saved in fp32 for the backward. T: float, __half, __nv_bfloat16;
 // W (weight): T or float; fp32 accumulation. The kernels are norm_common's, with kCenter = false.
 // Paths (a warp, a block or a cluster of blocks per row with the row in registers, or a loop for rows
 // past those) are chosen in norm_common/norm_launch.cuh. Backward dw: fp32 partial rows added in a fixed
-// order (the same bits every run, no atomics).
+// order (the same bits every run, no atomics). The engine is compiled by rms_norm_<dtype>.cu, one element
+// type each; this header only declares it, so a binding that includes it compiles no kernel.
 #pragma once
 
-#include "norm_common/norm_launch.cuh"
+#include "norm_common/norm_gpu.h"
 
 namespace norm_core {
 namespace gpu {
