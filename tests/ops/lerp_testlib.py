@@ -94,6 +94,10 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     # a row of at most 1024 packs in one step of one block (no slices, no ticket): the weight's gradient of
     # a one-element weight over 6026 positions (x, y read; the row's ends one element a thread)
     "rows_whole_ends": ([3013, 2], [3013, 2], [1]),
+    # gen_r in slices whose last block adds the partials (ticket counters): one kept index of 1148 positions in
+    # a few slices (one thread adds them in order), four rows of 300000 in many slices (a warp adds them)
+    "gen_r_ticket_few": ([1, 1], [287, 4], [287, 4]),
+    "gen_r_ticket_many": ([4, 1], [4, 300000], [4, 300000]),
 }
 
 

@@ -30,6 +30,10 @@ struct GenArgs {
   T* tgt2 = nullptr;                         // target2's gradient
   int P = 1;
   int64_t chunk = 0;
+  // gen_r with P > 1: per-kept-index ticket counters (zero on entry; null: a finalize launch sums the
+  // partials) and how the last block adds them (fin_mode, as finalize_kernel's modes 1 and 2)
+  unsigned* cnt = nullptr;
+  int fin_mode = 1;
   int subs = 1;          // gen_k: threads per kept group (> 1: few groups, or a short reduced range)
   unsigned mask = 0xfu;  // tensors whose offsets are needed (bit kOut, kX, kY, kW)
 };
@@ -322,11 +326,51 @@ __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a
   }
 }
 
+// One target's P partials (stride apart) summed by a warp in fixed order:
+// lane l adds partials l, l + 32, ..., then a fixed shuffle tree; lane 0
+// holds the sum. Shared by finalize_kernel and the last blocks of
+// rows_kernel and gen_r_kernel, so all give the same bits.
+template <typename A>
+__device__ __forceinline__ A warp_sum_partials(const A* ws, int64_t P, int64_t stride) {
+  const int lane = threadIdx.x & 31;
+  A s = A(0);
+  for (int64_t p = lane; p < P; p += 32) s += __ldcg(ws + p * stride);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+  return s;
+}
+
+// One target's P partials (ws[p * stride]) added by the last block of its
+// slices, as finalize_kernel would (mode 1: one thread in order; mode 2:
+// warp_sum_partials), so either way gives the same bits; the result goes
+// to tgt[0] and the ticket counter back to zero. Call with every thread of
+// the block once `last` says whether this block took the last ticket.
+template <typename T>
+__device__ __forceinline__ void sum_partials_last(const typename AccOf<T>::type* ws, int64_t P, int64_t stride,
+                                                  int mode, T* tgt, unsigned* cnt) {
+  using A = typename AccOf<T>::type;
+  __threadfence();  // every other block's partial is read after its ticket
+  if (mode == 2) {
+    if (threadIdx.x < 32) {
+      const A s = warp_sum_partials<A>(ws, P, stride);
+      if (threadIdx.x == 0) *tgt = cvt_out<T>(s);
+    }
+  } else if (threadIdx.x == 0) {
+    A s = A(0);
+    for (int64_t p = 0; p < P; ++p) s += __ldcg(ws + p * stride);
+    *tgt = cvt_out<T>(s);
+  }
+  if (threadIdx.x == 0) *cnt = 0u;  // ready for the stream's next launch
+}
+
 // Backward, reduced dims innermost: grid (P slices of L, kept indices j).
+// P > 1: block p's sum goes to ws[p * M + j]; with a.cnt the last block of
+// j's slices to finish adds them (sum_partials_last), else finalize_kernel.
 template <typename T, int VEC, int B, bool XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> a) {
   using A = typename AccOf<T>::type;
   const int inner = lay.nk + lay.nr - 1;
+  __shared__ bool last;
   for (int64_t j = blockIdx.y; j < lay.M; j += gridDim.y) {
     I ok[kNumT];
     decompose_dev<I>(lay, 0, lay.nk, static_cast<I>(j), a.mask, ok);
@@ -348,7 +392,15 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
           a.tgt[j] = cvt_out<T>(s);
         } else {
           a.ws[static_cast<int64_t>(blockIdx.x) * lay.M + j] = s;
+          if (a.cnt) {
+            __threadfence();  // the partial is visible before the ticket is taken
+            last = atomicAdd(a.cnt + j, 1u) == static_cast<unsigned>(a.P - 1);
+          }
         }
+      }
+      if (a.P > 1 && a.cnt) {
+        __syncthreads();
+        if (last) sum_partials_last<T>(a.ws + j, a.P, lay.M, a.fin_mode, a.tgt + j, a.cnt + j);
       }
     }
   }
@@ -464,20 +516,6 @@ struct FinJob {
   int mode = 0;
   int64_t blocks = 0;
 };
-
-// One target's P partials (stride apart) summed by a warp in fixed order:
-// lane l adds partials l, l + 32, ..., then a fixed shuffle tree; lane 0
-// holds the sum. Shared by finalize_kernel and rows_kernel's last block, so
-// both give the same bits.
-template <typename A>
-__device__ __forceinline__ A warp_sum_partials(const A* ws, int64_t P, int64_t stride) {
-  const int lane = threadIdx.x & 31;
-  A s = A(0);
-  for (int64_t p = lane; p < P; p += 32) s += __ldcg(ws + p * stride);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-  return s;
-}
 
 template <typename T>
 __device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {

@@ -78,7 +78,7 @@ inline int64_t divisor_at_least(int64_t e, int64_t c) {
   return e;
 }
 
-// Per-(device, stream) ticket counters of rows_kernel: kRowCounters zeroed
+// Per-(device, stream) ticket counters of rows_kernel and gen_r_kernel: kRowCounters zeroed
 // once on the stream when first asked for, and left at zero by every launch
 // that uses them, so the stream's launches (which run one after another)
 // share them. Null, so that the caller falls back to a finalize launch, when
@@ -397,6 +397,12 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   }
   a.P = static_cast<int>(P);
   if (a.target >= 0 && P > 1) a.ws = static_cast<A*>(alloc(sizeof(A) * P * lay.M));
+  // How the partials are added (finalize_kernel's mode, or gen_r's last blocks in the same mode).
+  const int fin_mode = P >= 16 && lay.M <= int64_t(sms) * 64 ? 2 : 1;
+  if (inner_r && a.target >= 0 && P > 1) {  // gen_r: the last block of each target's slices adds them
+    a.cnt = row_counters(stream, lay.M);
+    a.fin_mode = fin_mode;
+  }
   int64_t m2 = 0;
   if (a.target2 >= 0) {
     m2 = 1;
@@ -408,12 +414,12 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   check_cuda(cudaGetLastError(), "gen kernel launch");
   // Fixed-order sums of the partials (one launch for both targets).
   FinJob<T> f0, f1;
-  if (a.target >= 0 && a.P > 1) {
+  if (a.target >= 0 && a.P > 1 && !a.cnt) {
     f0.ws = a.ws;
     f0.P = a.P;
     f0.M = lay.M;
     f0.tgt = a.tgt;
-    if (a.P >= 16 && lay.M <= int64_t(sms) * 64) {
+    if (fin_mode == 2) {
       f0.mode = 2;
       f0.blocks = std::max<int64_t>(1, ceil_div(lay.M, kThreads / 32));
     } else {
