@@ -57,10 +57,13 @@ __device__ __forceinline__ void small_target(const SmallArgs<T>& a, int i, const
     decompose_dev<int32_t>(lay, 0, lay.nk, j, a.mask, ok);
     const int32_t L = static_cast<int32_t>(lay.L);
     for (int32_t r0 = sub; r0 < L; r0 += S * kSmallBatch) {
-      // Every load of a batch before any use: the full-size stores below
-      // would otherwise hold the next position's loads back (aliasing).
+      // Every load of a batch before any use, raw: the full-size stores below
+      // would otherwise hold the next position's loads back (aliasing), and a
+      // value used (converted, subtracted) where it is loaded makes the
+      // thread wait for it before the next position's index math (a loop)
+      // and loads: a round trip to memory a position (SASS, sm_90).
       int32_t e[kSmallBatch];
-      A gv[kSmallBatch], wv[kSmallBatch], dv[kSmallBatch];
+      T gr[kSmallBatch], wr[kSmallBatch], xr[kSmallBatch], yr[kSmallBatch];
 #pragma unroll
       for (int b = 0; b < kSmallBatch; ++b) {
         const int32_t r = r0 + b * S;
@@ -68,20 +71,24 @@ __device__ __forceinline__ void small_target(const SmallArgs<T>& a, int i, const
           int32_t o[kNumT];
           decompose_dev<int32_t>(lay, lay.nk, lay.nk + lay.nr, r, a.mask, o);
           e[b] = o[kOut] + ok[kOut];
-          gv[b] = cvt_in(a.g[e[b]]);
-          wv[b] = a.w ? cvt_in(a.w[o[kW] + ok[kW]]) : wsc;
-          dv[b] = xy ? cvt_in(a.y[o[kY] + ok[kY]]) - cvt_in(a.x[o[kX] + ok[kX]]) : A(0);
+          gr[b] = a.g[e[b]];
+          if (a.w) wr[b] = a.w[o[kW] + ok[kW]];
+          if (xy) {
+            yr[b] = a.y[o[kY] + ok[kY]];
+            xr[b] = a.x[o[kX] + ok[kX]];
+          }
         }
       }
 #pragma unroll
       for (int b = 0; b < kSmallBatch; ++b) {
         if (r0 + b * S < L) {
-          const A g = gv[b], w = wv[b];
-          acc += tg == kX ? g * (A(1) - w) : tg == kY ? g * w : g * dv[b];
+          const A g = cvt_in(gr[b]), w = a.w ? cvt_in(wr[b]) : wsc;
+          const A d = xy ? cvt_in(yr[b]) - cvt_in(xr[b]) : A(0);
+          acc += tg == kX ? g * (A(1) - w) : tg == kY ? g * w : g * d;
           if (i == 0) {
             if (a.full[0]) a.full[0][e[b]] = cvt_out<T>(g * (A(1) - w));
             if (a.full[1]) a.full[1][e[b]] = cvt_out<T>(g * w);
-            if (a.full[2]) a.full[2][e[b]] = cvt_out<T>(g * dv[b]);
+            if (a.full[2]) a.full[2][e[b]] = cvt_out<T>(g * d);
           }
         }
       }
