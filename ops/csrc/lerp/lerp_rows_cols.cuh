@@ -125,14 +125,13 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
   const I p0 = static_cast<I>(blockIdx.x) * cv;
   __shared__ bool last;
   for (int64_t j = blockIdx.y; j < a.M; j += gridDim.y) {
-    const A wj = a.w ? cvt_in(a.w[j * a.w_step]) : static_cast<A>(a.wsc);
+    // The row's weight raw, converted where a step's loads are out: used here, it would make the thread wait
+    // for it before issuing them (SASS, sm_90: a round trip to memory more a row).
+    const T wr = a.w ? a.w[j * a.w_step] : T{};
     PackWeights<A, VEC> pw;
     A acc[VEC];
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      pw.set(k, wj, a.sum_lo);
-      acc[k] = A(0);
-    }
+    for (int k = 0; k < VEC; ++k) acc[k] = A(0);
     // ENDS (rows whose length is not a multiple of VEC): the row's whole
     // packs start at its first VEC-aligned position `row`; the fewer than
     // VEC positions before it and after its last whole pack are block 0's,
@@ -155,6 +154,9 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
         if (q + u * kThreads < p1)
           load_sum_pack<T, VEC, XY, I>(g, x, y, (q + u * kThreads) * VEC, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
       }
+      const A wq = a.w ? cvt_in(wr) : static_cast<A>(a.wsc);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) pw.set(k, wq, a.sum_lo);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (q + u * kThreads < p1)
@@ -166,7 +168,8 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
     for (int k = 0; k < VEC; ++k) s += acc[k];
     if constexpr (ENDS) {
       if (blockIdx.x == 0 && threadIdx.x < 2 * (VEC - 1))
-        s += rows_end<T, VEC, XY>(a, wj, j * a.L, row, row + int64_t(lv) * VEC, (j + 1) * a.L);
+        s += rows_end<T, VEC, XY>(a, a.w ? cvt_in(wr) : static_cast<A>(a.wsc), j * a.L, row, row + int64_t(lv) * VEC,
+                                  (j + 1) * a.L);
     }
     s = block_sum(s);
     if (a.P == 1) {
@@ -219,11 +222,10 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
   if (live) {
+    // The column's weights raw, converted where a step's loads are out (as rows_kernel's).
     Raw<T, VEC> wp;
     if (a.w) load_raw<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
     PackWeights<A, VEC> pw;
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
     const I step = static_cast<I>(a.subs);
 #pragma unroll 1
     for (I r = sub; r < nr; r += step * U) {
@@ -233,6 +235,8 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
         if (r + u * step < nr)
           load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
       }
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (r + u * step < nr)
