@@ -103,11 +103,17 @@ __device__ __forceinline__ void lerp_pack(const Raw<T, VEC>& x, const Raw<T, VEC
 // the grid is a single wave with more bytes in flight per thread (see
 // packs_per_thread()); scalar tail.
 // The contig kernels' scalar weight: the attribute, or a one-element tensor
-// read once (unused when the weight is a full tensor).
+// read once (unused when the weight is a full tensor). The element is loaded
+// raw at the kernel's start (scalar_weight_raw) and converted where a step's
+// loads are out (scalar_weight): converted at once, a 2-byte weight made
+// every thread wait for it before issuing them (SASS, sm_90).
 template <typename T, bool WFULL>
-__device__ __forceinline__ typename AccOf<T>::type scalar_weight(const T* __restrict__ w, int wmode,
-                                                                 typename AccOf<T>::type wsc) {
-  return !WFULL && wmode == 1 ? cvt_in(w[0]) : wsc;
+__device__ __forceinline__ T scalar_weight_raw(const T* __restrict__ w, int wmode) {
+  return !WFULL && wmode == 1 ? w[0] : T{};
+}
+template <typename T, bool WFULL>
+__device__ __forceinline__ typename AccOf<T>::type scalar_weight(T raw, int wmode, typename AccOf<T>::type wsc) {
+  return !WFULL && wmode == 1 ? cvt_in(raw) : wsc;
 }
 
 template <typename T, int VEC, int U, bool WFULL, bool DIFF, typename I>
@@ -115,7 +121,7 @@ __global__ void __launch_bounds__(kThreads)
     fwd_contig_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w, int wmode,
                       typename AccOf<T>::type wsc, T* __restrict__ out, T* __restrict__ diff, I n) {
   using A = typename AccOf<T>::type;
-  const A wr = scalar_weight<T, WFULL>(w, wmode, wsc);
+  const T wraw = scalar_weight_raw<T, WFULL>(w, wmode);
   const I nv = n / VEC;
   constexpr I nt = kThreads;
   const I step = static_cast<I>(gridDim.x) * (nt * U);
@@ -130,6 +136,7 @@ __global__ void __launch_bounds__(kThreads)
         if (WFULL) load_raw<T, VEC>(w, i * VEC, false, wp[u]);
       }
     }
+    const A wr = scalar_weight<T, WFULL>(wraw, wmode, wsc);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const I i = base + u * nt;
@@ -146,6 +153,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   const I tstride = static_cast<I>(gridDim.x) * nt;
+  const A wr = scalar_weight<T, WFULL>(wraw, wmode, wsc);
   for (I i = nv * VEC + static_cast<I>(blockIdx.x) * nt + static_cast<I>(threadIdx.x); i < n; i += tstride) {
     A wv = WFULL ? cvt_in(w[i]) : wr;
     out[i] = cvt_out<T>(lerp_value<A>(cvt_in(x[i]), cvt_in(y[i]), wv));
@@ -165,7 +173,7 @@ __global__ void __launch_bounds__(kThreads)
                       const T* __restrict__ w, int wmode, typename AccOf<T>::type wsc, T* __restrict__ dx,
                       T* __restrict__ dy, T* __restrict__ dw, I n) {
   using A = typename AccOf<T>::type;
-  const A wr = scalar_weight<T, WFULL>(w, wmode, wsc);
+  const T wraw = scalar_weight_raw<T, WFULL>(w, wmode);
   const I nv = n / VEC;
   constexpr I nt = kThreads;
   const I step = static_cast<I>(gridDim.x) * (nt * U);
@@ -181,6 +189,7 @@ __global__ void __launch_bounds__(kThreads)
         if (DW) load_raw<T, VEC>(y, i * VEC, false, yp[DW ? u : 0]);
       }
     }
+    const A wr = scalar_weight<T, WFULL>(wraw, wmode, wsc);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const I i = base + u * nt;
@@ -211,6 +220,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   const I tstride = static_cast<I>(gridDim.x) * nt;
+  const A wr = scalar_weight<T, WFULL>(wraw, wmode, wsc);
   for (I i = nv * VEC + static_cast<I>(blockIdx.x) * nt + static_cast<I>(threadIdx.x); i < n; i += tstride) {
     A gv = cvt_in(g[i]);
     A wv = WFULL ? cvt_in(w[i]) : wr;
