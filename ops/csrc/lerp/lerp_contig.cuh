@@ -40,6 +40,37 @@ __device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bc
   }
 }
 
+// load_raw for a step whose loads all go out before any is used: a broadcast
+// operand's element is only loaded here (into the pack's first word), its
+// copies across the pack left to raw_fill, which the caller runs once the
+// step's loads are out. Copying at once (load_raw) uses the element, which
+// makes the thread wait for it before issuing the next load (SASS, sm_90).
+template <typename T, int VEC, typename I>
+__device__ __forceinline__ void load_raw_lazy(const T* __restrict__ p, I off, bool bcast, Raw<T, VEC>& o) {
+  if (!bcast) {
+    load_raw<T, VEC>(p, off, false, o);
+  } else if constexpr (sizeof(T) == 2 && VEC >= 2) {
+    o.v[0] = *reinterpret_cast<const unsigned short*>(p + off);
+  } else {
+    o.v[0] = p[off];
+  }
+}
+
+// Completes a broadcast pack of load_raw_lazy (nothing when !bcast); running
+// it again leaves the pack as it is.
+template <typename T, int VEC>
+__device__ __forceinline__ void raw_fill(bool bcast, Raw<T, VEC>& o) {
+  if (!bcast) return;
+  if constexpr (sizeof(T) == 2 && VEC >= 2) {
+    const uint32_t word = (o.v[0] & 0xffffu) | (o.v[0] << 16);
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) o.v[k] = word;
+  } else {
+#pragma unroll
+    for (int k = 1; k < VEC; ++k) o.v[k] = o.v[0];
+  }
+}
+
 // Element k of a raw pack set from the one element at p[off] (a gathered
 // element, or one of a partial pack at a tensor's end).
 template <typename T, int VEC, typename I>

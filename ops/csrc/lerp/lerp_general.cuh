@@ -78,12 +78,15 @@ __global__ void __launch_bounds__(kThreads) fwd_bcast_kernel(Layout lay, GenArgs
     const I ox = (a.mask & (1u << kX)) ? off[kX] : (bx ? I(0) : e);
     const I oy = (a.mask & (1u << kY)) ? off[kY] : (by ? I(0) : e);
     Raw<T, VEC> xp, yp, wp;
-    load_raw<T, VEC>(a.x, ox, bx, xp);
-    load_raw<T, VEC>(a.y, oy, by, yp);
+    load_raw_lazy<T, VEC>(a.x, ox, bx, xp);
+    load_raw_lazy<T, VEC>(a.y, oy, by, yp);
     if (a.w) {
       const I ow = (a.mask & (1u << kW)) ? off[kW] : (bw ? I(0) : e);
-      load_raw<T, VEC>(a.w, ow, bw, wp);
+      load_raw_lazy<T, VEC>(a.w, ow, bw, wp);
     }
+    raw_fill<T, VEC>(bx, xp);
+    raw_fill<T, VEC>(by, yp);
+    if (a.w) raw_fill<T, VEC>(bw, wp);
     A o[VEC];
     lerp_pack<T, VEC>(xp, yp, wp, a.w != nullptr, wsc, o);
     store_pack<T, VEC>(a.out, e, o);
@@ -143,15 +146,18 @@ __global__ void __launch_bounds__(kThreads)
     if (p < nv) {
       int32_t o[3];
       nd_offsets<ND>(L, p * VEC, o);
-      load_raw<T, VEC>(x, o[0], L.read[0] != kNdWide, xp[u]);
-      load_raw<T, VEC>(y, o[1], L.read[1] != kNdWide, yp[u]);
-      if (w) load_raw<T, VEC>(w, o[2], L.read[2] != kNdWide, wp[u]);
+      load_raw_lazy<T, VEC>(x, o[0], L.read[0] != kNdWide, xp[u]);
+      load_raw_lazy<T, VEC>(y, o[1], L.read[1] != kNdWide, yp[u]);
+      if (w) load_raw_lazy<T, VEC>(w, o[2], L.read[2] != kNdWide, wp[u]);
     }
   }
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int32_t p = base + u * kThreads;
     if (p < nv) {
+      raw_fill<T, VEC>(L.read[0] != kNdWide, xp[u]);
+      raw_fill<T, VEC>(L.read[1] != kNdWide, yp[u]);
+      if (w) raw_fill<T, VEC>(L.read[2] != kNdWide, wp[u]);
       A r[VEC];
       lerp_pack<T, VEC>(xp[u], yp[u], wp[u], w != nullptr, wsc, r);
       store_pack<T, VEC>(out, p * VEC, r);

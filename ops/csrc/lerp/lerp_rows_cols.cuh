@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   if (live) {
     // The column's weights raw, converted where a step's loads are out (as rows_kernel's).
     Raw<T, VEC> wp;
-    if (a.w) load_raw<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
+    if (a.w) load_raw_lazy<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
     PackWeights<A, VEC> pw;
     const I step = static_cast<I>(a.subs);
 #pragma unroll 1
@@ -235,6 +235,7 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
         if (r + u * step < nr)
           load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
       }
+      if (a.w) raw_fill<T, VEC>(a.w_step == 0, wp);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
 #pragma unroll
