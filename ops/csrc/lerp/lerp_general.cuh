@@ -369,6 +369,16 @@ __device__ __forceinline__ void sum_partials_last(const typename AccOf<T>::type*
   if (threadIdx.x == 0) *cnt = 0u;  // ready for the stream's next launch
 }
 
+// sum_partials_last as a call, for gen_r_kernel: inlined there, its code
+// raised the registers of the loop before it (2-byte x, y-reading gen_r
+// 64 -> 66: 3 blocks an SM instead of 4); as a call it costs a few stores
+// to the stack in the last block of a slice set only.
+template <typename T>
+__device__ __noinline__ void sum_partials_last_call(const typename AccOf<T>::type* ws, int64_t P, int64_t stride,
+                                                    int mode, T* tgt, unsigned* cnt) {
+  sum_partials_last<T>(ws, P, stride, mode, tgt, cnt);
+}
+
 // Backward, reduced dims innermost: grid (P slices of L, kept indices j).
 // P > 1: block p's sum goes to ws[p * M + j]; with a.cnt the last block of
 // j's slices to finish adds them (sum_partials_last), else finalize_kernel.
@@ -406,7 +416,7 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
       }
       if (a.P > 1 && a.cnt) {
         __syncthreads();
-        if (last) sum_partials_last<T>(a.ws + j, a.P, lay.M, a.fin_mode, a.tgt + j, a.cnt + j);
+        if (last) sum_partials_last_call<T>(a.ws + j, a.P, lay.M, a.fin_mode, a.tgt + j, a.cnt + j);
       }
     }
   }
