@@ -58,6 +58,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cols_block_f32_params": ((40, 4096), "f32", "f32"),
     "cols_cluster_odd": ((3, 20001), "same", "same"),  # a cluster a row, then whole clusters of column blocks
     "cols_129_rows": ((129, 3000), "same", "same"),  # one row past them: partial rows and finalize
+    # fwd, a grid of late parameter reads under a block an SM: the parameters prefetched into L1 (f32 at 512 x 8)
+    "prefetch_few_rows": ((39, 12288), "same", "same"),
 }
 
 

@@ -3,16 +3,17 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny norm_small
-# norm_long norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with
-# them and without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices
-# summed by their last block and by a finalize launch;
-# norm_small, norm_long: the small and the few-long-row norm backwards' kernels against torch.compile's;
+# norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
+# paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
+# and sliced, slices summed by their last block and by a finalize launch; norm_small, norm_long: the small and
+# the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
+# and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny norm_small norm_long norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny norm_small norm_long norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -203,6 +204,16 @@ section_norm_long() {
   ncu --clock-control none --cache-control all --profile-from-start off -k regex:"bwd_reg|finalize|triton" \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
+}
+
+# norms-design.md, prefetched parameters: the norm sweeps' forwards with and without them (NORM_FWD_PREFETCH),
+# ours alone, events with L2 flushed
+section_norm_prefetch() {
+  local v
+  for v in 1 0; do
+    NORM_FWD_PREFETCH=$v python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops \
+      --directions fwd --method events --rounds 1 --no-progress >"$out/norm_prefetch_$v.md" 2>&1
+  done
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

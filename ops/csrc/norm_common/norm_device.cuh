@@ -64,6 +64,14 @@ struct RowSplit {
   __device__ __forceinline__ bool has_loose() const { return kOdd && loose >= 0; }
 };
 
+// Asks for the 128-byte line of parameter column c in this SM's L1 (through L2) without holding a register:
+// a load of it issued much later then hits in L1 (or L2, if evicted) instead of going to memory. Nothing where
+// p is null.
+template <typename W>
+__device__ __forceinline__ void prefetch_param(const W* p, int c) {
+  if (p != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + c));
+}
+
 // Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.
 // `whole`: p + c is 16-byte aligned (one vector load), else V scalar loads.
 template <typename W, int V>

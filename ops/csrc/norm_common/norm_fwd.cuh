@@ -8,7 +8,11 @@
 //             goes out before any is used, and weight and bias are read with x, before the row sums (else
 //             after them, when y is written): their registers are held across the sums, which costs
 //             occupancy, so the host takes it for grids of at most one block an SM, where the round trips to
-//             memory are most of the time.
+//             memory are most of the time. kPrefetch (without kEarly): the parameters' lines are asked for
+//             into L1 right after x's loads, holding no registers; the compiler keeps each pack's parameter
+//             load behind the previous pack's store, so that otherwise a block's packs wait on memory one
+//             after another once its sums are done (the host takes it for grids of a few blocks an SM, where
+//             no other block hides that wait).
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -18,7 +22,8 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, bool kEarly>
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, bool kEarly,
+          bool kPrefetch>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
@@ -53,6 +58,18 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     }
   }
   const float e = live && sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
+  if constexpr (kPrefetch && !kEarly) {
+    if (live) {
+#pragma unroll
+      for (int i = 0; i < kVecs; ++i) {
+        const int p = gi + i * kSpan;
+        if (p < sp.packs) {
+          prefetch_param(w, sp.head + p * V);
+          if constexpr (kCenter) prefetch_param(b, sp.head + p * V);
+        }
+      }
+    }
+  }
   Pack<W, V> wp[kEarly ? kVecs : 1] = {}, bp[kEarly && kCenter ? kVecs : 1] = {};
   W we{}, be{};
   if constexpr (kEarly) {

@@ -206,6 +206,16 @@ inline bool cols_on() {
   return on;
 }
 
+// Forward grids of at most this many blocks an SM, all resident at once, that read the parameters late (no
+// kEarly) prefetch them into L1 right after x's loads (fwd_reg's kPrefetch): with few blocks an SM no other
+// block's work hides the parameter loads the epilogue makes one pack after another. NORM_FWD_PREFETCH=0 never
+// does (read once; for experiments).
+constexpr int64_t kPrefetchBlocksPerSM = 4;
+inline bool fwd_prefetch_on() {
+  static const bool on = opcore::env_int("NORM_FWD_PREFETCH", 1) != 0;
+  return on;
+}
+
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
@@ -213,13 +223,26 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
   if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
     if (early_on() && small_grid(blocks, dev)) {
-      launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
-             rstd, rows, cols, eps, off0);
+      launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
+             mean, rstd, rows, cols, eps, off0);
       return;
     }
   }
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean,
-         rstd, rows, cols, eps, off0);
+  if (fwd_prefetch_on() && blocks <= kPrefetchBlocksPerSM * dev.sms) {
+    constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, true>;
+    // Only where the whole grid is resident at once: the prefetching kernels' registers differ from the plain
+    // ones' (either way), and a grid they would split into waves is no small grid.
+    static int64_t resident[kMaxDevices] = {};  // blocks of it resident at once, per device (0: not asked yet)
+    const bool known = dev.index < kMaxDevices && resident[dev.index] > 0;
+    const int64_t wave = known ? resident[dev.index] : wave_of(kernel, kBlock, kCS, 0) * kCS;
+    if (dev.index < kMaxDevices) resident[dev.index] = wave;
+    if (blocks <= wave) {
+      launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
+      return;
+    }
+  }
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
+         mean, rstd, rows, cols, eps, off0);
 }
 
 // A forward of no more rows than SMs (small_grid), or of rows the table gives a warp at more than 2 packs a
