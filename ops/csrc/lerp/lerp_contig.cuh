@@ -204,8 +204,8 @@ __global__ void __launch_bounds__(kThreads)
                       const T* __restrict__ w, int wmode, typename AccOf<T>::type wsc, T* __restrict__ dx,
                       T* __restrict__ dy, T* __restrict__ dw, I n) {
   using A = typename AccOf<T>::type;
-  // Converted at once, unlike the forward: kept raw, the weight cost 2-byte U = 2 instantiations 8 more
-  // registers (32 -> 40, 8 -> 6 blocks an SM) and large one-element-weight backwards 5% (H100).
+  // Converted at once, unlike the forward: kept raw, the weight cost the 2-byte U = 2 instantiations 8 more
+  // registers (ptxas, sm_90: 32 -> 40, 8 -> 6 blocks an SM).
   const A wr = scalar_weight<T, WFULL>(scalar_weight_raw<T, WFULL>(w, wmode), wmode, wsc);
   const I nv = n / VEC;
   constexpr I nt = kThreads;
