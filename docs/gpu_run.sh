@@ -3,7 +3,7 @@
 #
 #   bash docs/gpu_run.sh OUTDIR tests|lerp|lerp-host|validate|paddle-check ...
 #
-# tests:        the gpu-marked tests (builds the torch extension first)
+# tests:        the gpu-marked tests (builds the torch extension first), TEST_WORKERS processes at once (default 4)
 # main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
@@ -31,9 +31,18 @@ mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1
 failed=0
 
+# The gpu-marked tests in TEST_WORKERS processes at once (pytest-xdist, default 4; 0: one process), then the
+# `serial` ones (they time kernels) alone.
 step_tests() {
-  python -m opbench ops build --framework torch --device gpu &&
+  local workers=${TEST_WORKERS:-4}
+  [ "$workers" -gt 0 ] && ! with_wheels xdist pytest_xdist execnet && workers=0
+  python -m opbench ops build --framework torch --device gpu || return 1
+  if [ "$workers" -gt 0 ]; then
+    python -m pytest -q -m "gpu and not serial" -n "$workers" tests -p no:cacheprovider &&
+      python -m pytest -q -m "gpu and serial" tests -p no:cacheprovider
+  else
     python -m pytest -q -m gpu tests -p no:cacheprovider
+  fi
 }
 
 step_main() {
@@ -47,13 +56,19 @@ step_lerp() {
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md" --png "$out/lerp_speedups.png"
 }
 
-# Liger-Kernel travels as a wheel (.whl/, made with `pip download liger-kernel==0.8.5 --no-deps -d .whl`): the
-# GPU host has Triton but no network.
-with_liger() {
-  python -c "import liger_kernel" 2>/dev/null && return 0
+# Packages the GPU host lacks travel as wheels in .whl/ (it has no network), made with
+#   pip download liger-kernel==0.8.5 pytest-xdist==3.8.0 execnet==2.1.2 --no-deps -d .whl
+# with_wheels MODULE NAME...: MODULE importable, installing the wheels NAME-*.whl under /tmp/site if it is not.
+with_wheels() {
+  local mod=$1 name wheels=()
+  shift
+  python -c "import $mod" 2>/dev/null && return 0
+  for name in "$@"; do wheels+=(.whl/"$name"-*.whl); done
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/liger_kernel-*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site && python -c "import liger_kernel"
+    "${wheels[@]}" && export PYTHONPATH=$PYTHONPATH:/tmp/site && python -c "import $mod"
 }
+
+with_liger() { with_wheels liger_kernel liger_kernel; }
 
 step_norms() {
   with_liger &&

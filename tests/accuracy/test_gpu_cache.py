@@ -53,6 +53,7 @@ def test_paddle_gets_the_same_memory_through_dlpack():
 
 
 @pytest.mark.gpu
+@pytest.mark.serial
 def test_gpu_cache_matmul_bf16_steady_state_is_fast_and_passes():
     from accuracy.check import Checker, Settings
 
