@@ -32,16 +32,16 @@ export PYTHONPATH=. PYTHONUNBUFFERED=1
 failed=0
 
 # The gpu-marked tests in TEST_WORKERS processes at once (pytest-xdist, default 4; 0: one process), then the
-# `serial` ones (they time kernels) alone.
+# `serial` ones (they time kernels) alone; the log lists the 20 slowest.
 step_tests() {
   local workers=${TEST_WORKERS:-4}
   [ "$workers" -gt 0 ] && ! with_wheels xdist pytest_xdist execnet && workers=0
   python -m opbench ops build --framework torch --device gpu || return 1
   if [ "$workers" -gt 0 ]; then
-    python -m pytest -q -m "gpu and not serial" -n "$workers" tests -p no:cacheprovider &&
+    python -m pytest -q -m "gpu and not serial" -n "$workers" --durations=20 tests -p no:cacheprovider &&
       python -m pytest -q -m "gpu and serial" tests -p no:cacheprovider
   else
-    python -m pytest -q -m gpu tests -p no:cacheprovider
+    python -m pytest -q -m gpu --durations=20 tests -p no:cacheprovider
   fi
 }
 
