@@ -93,16 +93,19 @@ warm_compile() {
 }
 
 step_sweep() {
-  local op providers
+  local op providers t0
   for op in ${SWEEPS:-lerp}; do
     providers=torch,torch-compile,torch-ops
     [ "$op" = lerp ] || { with_liger && providers=torch,torch-compile,liger,torch-ops; }
+    t0=$(date +%s)
     warm_compile "$op-sweep"
+    echo "sweep $op: torch.compile's caches filled in $(($(date +%s) - t0)) s"
     # a record that failed (an anchor's compile error, say) is in the JSON: the reports are made all the same
     python -m opbench bench "$op-sweep" --providers $providers --directions fwd,bwd --rounds 1 \
       --budget "${SWEEP_BUDGET:-100}" --method events --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md"
     [ -s "$out/sweep_$op.json" ] && python -m opbench report "$out/sweep_$op.json" --markdown "$out/sweep_$op.md" &&
       python docs/ops/sweep_doc.py "$out/sweep_$op.json" --out "$out/sweep_${op}_doc.md" || return 1
+    echo "sweep $op: done at $(($(date +%s) - t0)) s"
   done
 }
 
