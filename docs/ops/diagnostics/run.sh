@@ -2,11 +2,12 @@
 # Diagnostics behind lerp-design.md (and norm_*: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower norm_small
-# norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
+# norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
 # paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
 # and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
-# known gaps list as slower than before, kernels and ncu; norm_small, norm_long: the small and
+# known gaps list as slower than before, kernels and ncu; cols_slices: the backwards the
+# cols kernel takes in row slices, with and without them; norm_small, norm_long: the small and
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
@@ -14,7 +15,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower norm_small norm_long norm_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices norm_small norm_long norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -228,6 +229,25 @@ section_slower() {
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum" \
     python $here/diagnose.py ncu-target "${S[0]}|torch-ops|bwd" "${S[1]}|torch-ops|bwd" >"$out/slower_ncu.log" 2>&1
+}
+
+# lerp-design.md, cols: the backwards the cols kernel takes in row slices, with them (LERP_COLS_SLICES=1) and on
+# tile2d or gen_k as before (0), against torch.compile (events), then the kernels of both (profiler timeline)
+section_cols_slices() {
+  local v C=(
+    'paddle.lerp(Tensor([364, 7492],"float16"), Tensor([364, 7492],"float16"), Tensor([1, 7492],"float16"), )'
+    'paddle.lerp(Tensor([32, 128, 768],"bfloat16"), Tensor([32, 128, 768],"bfloat16"), Tensor([768],"bfloat16"), )'
+    'paddle.lerp(Tensor([16, 3, 224, 224],"bfloat16"), Tensor([16, 3, 224, 224],"bfloat16"), Tensor([224],"bfloat16"), )'
+    'paddle.lerp(Tensor([2048, 768],"float32"), Tensor([2048, 768],"float32"), Tensor([768],"float32"), )'
+    'paddle.lerp(Tensor([1500, 3000],"float32"), Tensor([3000],"float32"), 0.3, )'
+  )
+  local opts=(--directions bwd --method events --rounds 1 --budget 200 --no-progress)
+  python -m opbench bench "${C[@]}" --providers torch-compile "${opts[@]}" >"$out/cols_slices_compile.md" 2>&1
+  for v in 1 0; do
+    LERP_COLS_SLICES=$v python -m opbench bench "${C[@]}" --providers torch-ops "${opts[@]}" >"$out/cols_slices_$v.md" 2>&1
+  done
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
+    >"$out/cols_slices_timeline.log" 2>&1
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

@@ -17,9 +17,11 @@
 //               gradient), the weight constant along a row: one pass, the
 //               last block of a row sums the row's partials (no second
 //               launch).
-//   cols      : backward, one gradient summed down at most 64 rows of
-//               contiguous columns (x [3,224,224] vs y [16,3,224,224]):
-//               lanes per column pack, shuffle sums, one pass.
+//   cols      : backward, one gradient summed down the rows of contiguous
+//               columns (x [3,224,224] vs y [16,3,224,224]; w [768] vs
+//               [2048,768]): lanes per column pack, shuffle sums; one pass
+//               over at most 64 rows, else row slices whose last block per
+//               column tile adds the slices' sums.
 //   small     : backward of at most 2^19 positions with reduced gradients of
 //               at most 4096 positions an element: one launch; a group of
 //               lanes (or a block) per reduced element sums its positions and

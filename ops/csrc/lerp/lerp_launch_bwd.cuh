@@ -162,6 +162,23 @@ struct RowKernels {
 // the smallest U that holds one in a step, so that no block waits on a ticket
 // (small problems, where that wait is most of the time). LERP_ROWS_PACKS=1, 2
 // or 4 forces U, LERP_ROWS_WHOLE=0 slices short rows too (read once).
+// Fixed-order sums of [P, M] slice partials into tgt by one finalize launch (mode 1: a thread a target, in
+// slice order; mode 2: a warp a target, warp_sum_partials), where the slices' last block could not add them.
+template <typename T>
+void finalize_partials(const typename AccOf<T>::type* ws, int64_t P, int64_t M, T* tgt, int mode,
+                       cudaStream_t stream) {
+  FinJob<T> f, none;
+  f.ws = ws;
+  f.P = P;
+  f.M = M;
+  f.tgt = tgt;
+  f.mode = mode;
+  f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(M, mode == 1 ? kThreads : kThreads / 32),
+                                                    int64_t(sm_count()) * 8));
+  finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, none);
+  check_cuda(cudaGetLastError(), "finalize kernel launch");
+}
+
 template <typename T, int VEC, bool XY, bool ENDS>
 void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   using K = RowKernels<T, VEC, XY, ENDS>;
@@ -201,17 +218,7 @@ void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
     K::template launch<4>(i64, grid, r, stream);
   }
   check_cuda(cudaGetLastError(), "rows kernel launch");
-  if (r.P > 1 && !r.cnt) {  // fixed-order sums of the partials by a second launch, as gen_r's
-    FinJob<T> f, none;
-    f.ws = r.ws;
-    f.P = r.P;
-    f.M = r.M;
-    f.tgt = r.tgt;
-    f.mode = 2;
-    f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(r.M, kThreads / 32), int64_t(sm_count()) * 8));
-    finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, none);
-    check_cuda(cudaGetLastError(), "finalize kernel launch");
-  }
+  if (r.P > 1 && !r.cnt) finalize_partials<T>(r.ws, r.P, r.M, r.tgt, 2, stream);  // as the last block's warp
 }
 
 // The rows or cols kernels' arguments for a pass over `lay` (one reduced
@@ -252,13 +259,61 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
 
 // Can this backward pass run as cols_kernel? One reduced gradient (nothing
 // fused) whose kept positions are the innermost, contiguous ones of dout
-// (dout is [L, M] row-major), at most kColsMaxRows rows (a lane's loop stays
-// short even with one lane per pack: longer column sums are sliced by
-// gen_k), enough columns to fill a wave of the GPU with at most 32 lanes per
-// column pack, a weight constant down each column, and for the weight's
-// gradient x and y laid out like dout. LERP_COLS=0 sends these to gen_k
-// (read once; for experiments).
+// (dout is [L, M] row-major), a weight constant down each column, for the
+// weight's gradient x and y laid out like dout, 32-bit offsets, and a plan
+// (cols_plan): one pass over at most kColsMaxRows rows with enough columns to
+// fill a wave with at most 32 lanes per column pack, or row slices with at
+// least 64 live threads an SM in all. LERP_COLS=0 sends these to tile2d or
+// gen_k, LERP_COLS_SLICES=0 only the sliced ones (read once; for experiments).
 constexpr int64_t kColsMaxRows = 64;
+constexpr int64_t kColsMaxSlices = 128;
+constexpr int kColsU = 4;  // rows a lane loads per step
+
+// cols_kernel's configuration: columns a pack, lanes a column pack (`subs`), row slices and their length,
+// and column tiles (blocks a slice); slices == 0: the layout does not take cols_kernel.
+struct ColsPlan {
+  int vec = 1, subs = 1;
+  int64_t slices = 0, chunk = 0, tiles = 0;
+};
+
+template <typename T, int VEC, bool XY>
+const void* cols_kernel_ptr() {
+  return reinterpret_cast<const void*>(&cols_kernel<T, VEC, kColsU, XY, int32_t>);
+}
+
+// One pass: subs is the largest power of two (<= 32, <= rows) whose grid still fits in one wave (H200,
+// x [3,224,224] vs y [16,3,224,224]: 4 lanes, 588 blocks, 6.5 us kernel time, against 6.8 with 2 lanes,
+// 9.5 with 8 (1.8 waves), 11.8 with 16, and gen_k's 10.9). Sliced (more rows, or too few columns for a
+// wave): subs also keeps a warp's loads of a row at least 128 bytes where packs allow (lanes of a column
+// pack take different rows), and the rows are cut into up to kColsMaxSlices slices of at least one step a
+// lane, so that the grid is about one wave. LERP_COLS_SUBS=1..32 forces subs (read once; for experiments).
+template <typename T>
+ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
+  constexpr int V = vec_of<T>();
+  static const int forced = env_int("LERP_COLS_SUBS", 0);
+  static const int sliced_on = env_int("LERP_COLS_SLICES", 1);
+  ColsPlan p;
+  const bool xy = a.target == kW;
+  const bool al = aligned16(a.g) && aligned16(a.tgt) && (a.target == kX || aligned16(a.dx)) &&
+                  (a.target == kY || aligned16(a.dy)) && (!xy || (aligned16(a.x) && aligned16(a.y))) &&
+                  (!a.w || lay.stride[kW][0] == 0 || aligned16(a.w));
+  p.vec = al && lay.M % V == 0 ? V : 1;
+  const void* k = p.vec == V ? (xy ? cols_kernel_ptr<T, V, true>() : cols_kernel_ptr<T, V, false>())
+                             : (xy ? cols_kernel_ptr<T, 1, true>() : cols_kernel_ptr<T, 1, false>());
+  const int64_t wave = wave_of(k), groups = lay.M / p.vec, rows = lay.L;
+  const bool one_pass = rows <= kColsMaxRows && lay.M / V * 32 >= int64_t(sm_count()) * 2048;  // 2048: an SM's threads
+  if (!one_pass && !sliced_on) return p;
+  const int64_t max_subs = one_pass ? 32 : std::max<int64_t>(1, 32 * p.vec * int64_t(sizeof(T)) / 128);
+  while (p.subs < max_subs && 2 * p.subs <= rows && ceil_div(groups * 2 * p.subs, kThreads) <= wave) p.subs *= 2;
+  if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) p.subs = forced;
+  p.tiles = std::max<int64_t>(1, ceil_div(groups * p.subs, kThreads));
+  const int64_t by_rows = std::max<int64_t>(1, rows / (int64_t(p.subs) * kColsU));
+  const int64_t want = one_pass ? 1 : std::min({kColsMaxSlices, by_rows, std::max<int64_t>(1, wave / p.tiles)});
+  p.chunk = ceil_div(rows, want);
+  p.slices = ceil_div(rows, p.chunk);
+  if (!one_pass && groups * p.subs * p.slices < int64_t(sm_count()) * 64) p.slices = 0;  // tile2d or gen_k
+  return p;
+}
 
 template <typename T>
 bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
@@ -270,42 +325,37 @@ bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
     for (int i = 0; i < 2; ++i)
       if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
   }
-  const int64_t wave_threads = int64_t(sm_count()) * 2048;  // an upper bound of one wave's threads
-  return lay.L <= kColsMaxRows && lay.M / vec_of<T>() * 32 >= wave_threads && small_layout(lay);
+  return small_layout(lay) && cols_plan<T>(lay, a).slices > 0;
 }
 
-// cols_kernel launch with VEC-element packs, U = 4 rows per step: lanes
-// per column pack `subs`, the largest power of two (<= 32, <= rows) whose grid still
-// fits in one wave (H200, x [3,224,224] vs y [16,3,224,224]: 4 lanes, 588
-// blocks, 6.5 us kernel time, against 6.8 with 2 lanes, 9.5 with 8 (1.8
-// waves), 11.8 with 16, and gen_k's 10.9); LERP_COLS_SUBS=1..32 forces it
-// (read once; for experiments).
 template <typename T, int VEC, bool XY>
-void cols_launch_v(ColArgs<T> c, cudaStream_t stream) {
-  constexpr int U = 4;
-  const int64_t groups = c.M / VEC;
-  const int64_t wave = wave_of(reinterpret_cast<const void*>(&cols_kernel<T, VEC, U, XY, int32_t>));
-  static const int forced = env_int("LERP_COLS_SUBS", 0);
-  int s = 1;
-  while (s < 32 && 2 * s <= c.L && ceil_div(groups * 2 * s, kThreads) <= wave) s *= 2;
-  if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) s = forced;
-  c.subs = s;
-  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(groups * s, kThreads)));
-  cols_kernel<T, VEC, U, XY, int32_t><<<blocks, kThreads, 0, stream>>>(c);
+void cols_launch_v(ColArgs<T> c, const ColsPlan& p, const Alloc& alloc, cudaStream_t stream) {
+  using A = typename AccOf<T>::type;
+  c.subs = p.subs;
+  c.P = static_cast<int>(p.slices);
+  c.chunk = p.chunk;
+  if (c.P > 1) {
+    c.ws = static_cast<A*>(alloc(sizeof(A) * c.P * c.M));
+    c.cnt = row_counters(stream, p.tiles);
+  }
+  const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(c.P));
+  cols_kernel<T, VEC, kColsU, XY, int32_t><<<grid, kThreads, 0, stream>>>(c);
   check_cuda(cudaGetLastError(), "cols kernel launch");
+  if (c.P > 1 && !c.cnt) finalize_partials<T>(c.ws, c.P, c.M, c.tgt, 1, stream);  // as the last block's order
 }
 
 // The cols pass for a layout that cols_apply() accepts.
 template <typename T>
-void launch_cols(const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
+void launch_cols(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
   ColArgs<T> c;
-  const bool al = fill_sum_args<T>(lay, a, c) && aligned16(c.tgt) && (!c.w || c.w_step == 0 || aligned16(c.w));
+  fill_sum_args<T>(lay, a, c);
+  const ColsPlan p = cols_plan<T>(lay, a);
   const bool xy = a.target == kW;
-  if (al && c.M % V == 0) {
-    xy ? cols_launch_v<T, V, true>(c, stream) : cols_launch_v<T, V, false>(c, stream);
+  if (p.vec == V) {
+    xy ? cols_launch_v<T, V, true>(c, p, alloc, stream) : cols_launch_v<T, V, false>(c, p, alloc, stream);
   } else {
-    xy ? cols_launch_v<T, 1, true>(c, stream) : cols_launch_v<T, 1, false>(c, stream);
+    xy ? cols_launch_v<T, 1, true>(c, p, alloc, stream) : cols_launch_v<T, 1, false>(c, p, alloc, stream);
   }
 }
 
@@ -332,7 +382,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     return true;
   }
   if (cols_apply<T>(lay, a)) {
-    launch_cols<T>(lay, a, stream);
+    launch_cols<T>(lay, a, alloc, stream);
     return true;
   }
   const bool inner_r = reduced_inner(lay, a.target);

@@ -92,12 +92,15 @@ __device__ __forceinline__ void use_sum_pack(const Raw<T, VEC>& gp, const Raw<T,
 // (warp_sum_partials) and sets the counter back to zero, so no second launch
 // is needed; without (stream capture), finalize_kernel does the same sums.
 template <typename T>
-struct RowArgs : SumArgs<T> {
+struct SlicedSumArgs : SumArgs<T> {
   typename AccOf<T>::type* ws = nullptr;  // [P, M] partials when P > 1
-  unsigned* cnt = nullptr;                // [M] ticket counters (P > 1), or null: finalize
-  int64_t chunk = 1;                      // slice length (elements)
+  unsigned* cnt = nullptr;                // ticket counters (P > 1), or null: finalize
+  int64_t chunk = 1;                      // slice length (rows: elements of a row; cols: rows)
   int P = 1;
 };
+
+template <typename T>
+struct RowArgs : SlicedSumArgs<T> {};
 
 // rows_kernel's summed product at one position outside a row's whole packs
 // (thread t < VEC - 1: start + t if before the first whole pack `row`; else
@@ -203,11 +206,17 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
 // w[c * w_step]), for the weight's gradient x and y laid out like dout. A
 // column pack (VEC columns) belongs to `subs` adjacent lanes (a power of two
 // <= 32), lane `sub` taking rows sub, sub + subs, ..., U rows per step with
-// all loads issued first; the lanes' sums meet in a fixed shuffle tree and
-// the first lane writes tgt. One pass, no slices, no index math beyond
-// row * M + column; dx, dy (when not null) written full size on the way.
+// all loads issued first; the lanes' sums meet in a fixed shuffle tree. No
+// index math beyond row * M + column; dx, dy (when not null) written full
+// size on the way. Block (t, p) takes the column tile t (kThreads / subs
+// packs) over rows [p * chunk, (p + 1) * chunk). P == 1: the first lane
+// writes tgt. P > 1: it writes its slice's sums to ws[p * M + column]; with
+// `cnt` (a ticket counter per tile, zero on entry) the last of a tile's P
+// blocks adds them in slice order, one thread a column, as finalize_kernel's
+// mode 1 does (the same bits), and sets the counter back to zero; without
+// (stream capture), a finalize launch does.
 template <typename T>
-struct ColArgs : SumArgs<T> {
+struct ColArgs : SlicedSumArgs<T> {
   int subs = 1;
 };
 
@@ -217,7 +226,9 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
   const I grp = static_cast<I>((static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / a.subs);
   const bool live = grp < static_cast<I>(a.M / VEC);
-  const I c = grp * VEC, m = static_cast<I>(a.M), nr = static_cast<I>(a.L);
+  const I c = grp * VEC, m = static_cast<I>(a.M);
+  const I r0 = static_cast<I>(static_cast<int64_t>(blockIdx.y) * a.chunk);
+  const I nr = static_cast<I>(static_cast<int64_t>(r0) + a.chunk < a.L ? static_cast<int64_t>(r0) + a.chunk : a.L);
   A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
@@ -228,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
     PackWeights<A, VEC> pw;
     const I step = static_cast<I>(a.subs);
 #pragma unroll 1
-    for (I r = sub; r < nr; r += step * U) {
+    for (I r = r0 + sub; r < nr; r += step * U) {
       Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -249,7 +260,31 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
   }
-  if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
+  if (a.P == 1) {
+    if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
+    return;
+  }
+  if (live && sub == 0) {
+    A* part = a.ws + static_cast<int64_t>(blockIdx.y) * a.M + c;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) part[k] = acc[k];
+  }
+  if (!a.cnt) return;
+  __shared__ bool last;
+  __threadfence();  // this thread's partials are visible before the block's ticket is taken
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(a.cnt + blockIdx.x, 1u) == static_cast<unsigned>(a.P - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // every other block's partials are read after its ticket
+  const int64_t per = static_cast<int64_t>(kThreads / a.subs) * VEC;  // the tile's columns
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * per, c1 = c0 + per < a.M ? c0 + per : a.M;
+  for (int64_t col = c0 + threadIdx.x; col < c1; col += kThreads) {
+    A t = A(0);
+    for (int p = 0; p < a.P; ++p) t += __ldcg(a.ws + p * a.M + col);
+    a.tgt[col] = cvt_out<T>(t);
+  }
+  if (threadIdx.x == 0) a.cnt[blockIdx.x] = 0u;  // ready for the stream's next launch
 }
 
 }  // namespace gpu
