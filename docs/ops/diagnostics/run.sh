@@ -27,6 +27,22 @@ C3='paddle.lerp(Tensor([3, 224, 224],"float32"), Tensor([16, 3, 224, 224],"float
 BF='paddle.lerp(Tensor([16, 3, 224, 224],"bfloat16"), Tensor([16, 3, 224, 224],"bfloat16"), Tensor([224],"bfloat16"))'
 F16M='paddle.lerp(Tensor([64, 1, 128, 256],"float16"), Tensor([64, 32, 1, 256],"float16"), 0.3)'
 
+# The backwards of the cases after `--` timed with events: torch.compile's (NAME_compile.md), then ours under
+# each environment setting before `--` ("" for none): NAME_default.md, NAME_<VAR>_<value>.md. BUDGET: ms of
+# sampling a case.
+bwd_ab() {
+  local name=$1 budget=$2 cfg tag cfgs=()
+  shift 2
+  while [ "$1" != -- ]; do cfgs+=("$1"); shift; done
+  shift
+  local opts=(--directions bwd --method events --rounds 1 --budget "$budget" --no-progress)
+  python -m opbench bench "$@" --providers torch-compile "${opts[@]}" >"$out/${name}_compile.md" 2>&1
+  for cfg in "${cfgs[@]}"; do
+    tag=${cfg:-default}
+    env ${cfg:+"$cfg"} python -m opbench bench "$@" --providers torch-ops "${opts[@]}" >"$out/${name}_${tag/=/_}.md" 2>&1
+  done
+}
+
 # ncu: our broadcast forward vs Triton's (speed of light, memory, occupancy, warp states)
 section_ncu() {
   ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
@@ -150,7 +166,7 @@ section_small() {
 # rows sliced (LERP_ROWS_WHOLE=0) and with every slice's partials summed by a finalize launch (LERP_ROW_COUNTERS=0),
 # events with L2 flushed; kernel time alone; the kernels' timeline; ncu of the small kernel
 section_tiny() {
-  local cfg name T=(
+  local T=(
     'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
     'paddle.lerp(Tensor([2, 3, 32, 32],"float64"), Tensor([2, 3, 32, 32],"float64"), Tensor([1, 3, 32, 1],"float64"), )'
     'paddle.lerp(Tensor([1, 494, 1],"float16"), Tensor([35, 494, 2],"float16"), Tensor([35, 494, 2],"float16"), )'
@@ -164,13 +180,7 @@ section_tiny() {
     'paddle.lerp(Tensor([1, 3, 13, 2],"float64"), Tensor([331, 1, 13, 2],"float64"), Tensor([331, 3, 1, 2],"float64"), )'
     'paddle.lerp(Tensor([6783, 1],"float32"), Tensor([1, 13],"float32"), Tensor([6783, 1],"float32"), )'
   )
-  local opts=(--directions bwd --method events --rounds 1 --budget 100 --no-progress)
-  python -m opbench bench "${T[@]}" --providers torch-compile "${opts[@]}" >"$out/tiny_compile.md" 2>&1
-  for cfg in "" LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0; do
-    name=${cfg%=*}
-    env ${cfg:+"$cfg"} python -m opbench bench "${T[@]}" --providers torch-ops "${opts[@]}" \
-      >"$out/tiny_${name:-default}.md" 2>&1
-  done
+  bwd_ab tiny 100 "" LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0 -- "${T[@]}"
   # kernel time alone (profiler), ours and torch.compile's: events minus this is each one's launch latency and gaps
   python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd --method kernel --rounds 1 \
     --budget 100 --no-progress >"$out/tiny_kernel.md" 2>&1
@@ -234,18 +244,14 @@ section_slower() {
 # lerp-design.md, cols: the backwards the cols kernel takes in row slices, with them (LERP_COLS_SLICES=1) and on
 # tile2d or gen_k as before (0), against torch.compile (events), then the kernels of both (profiler timeline)
 section_cols_slices() {
-  local v C=(
+  local C=(
     'paddle.lerp(Tensor([364, 7492],"float16"), Tensor([364, 7492],"float16"), Tensor([1, 7492],"float16"), )'
     'paddle.lerp(Tensor([32, 128, 768],"bfloat16"), Tensor([32, 128, 768],"bfloat16"), Tensor([768],"bfloat16"), )'
     'paddle.lerp(Tensor([16, 3, 224, 224],"bfloat16"), Tensor([16, 3, 224, 224],"bfloat16"), Tensor([224],"bfloat16"), )'
     'paddle.lerp(Tensor([2048, 768],"float32"), Tensor([2048, 768],"float32"), Tensor([768],"float32"), )'
     'paddle.lerp(Tensor([1500, 3000],"float32"), Tensor([3000],"float32"), 0.3, )'
   )
-  local opts=(--directions bwd --method events --rounds 1 --budget 200 --no-progress)
-  python -m opbench bench "${C[@]}" --providers torch-compile "${opts[@]}" >"$out/cols_slices_compile.md" 2>&1
-  for v in 1 0; do
-    LERP_COLS_SLICES=$v python -m opbench bench "${C[@]}" --providers torch-ops "${opts[@]}" >"$out/cols_slices_$v.md" 2>&1
-  done
+  bwd_ab cols_slices 200 "" LERP_COLS_SLICES=0 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/cols_slices_timeline.log" 2>&1
 }
