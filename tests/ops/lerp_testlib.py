@@ -99,12 +99,12 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "gen_r_ticket_few": ([1, 1], [287, 4], [287, 4]),
     "gen_r_ticket_many": ([4, 1], [4, 300000], [4, 300000]),
     # cols kernel over row slices whose last block adds the column partials (more rows than one pass takes,
-    # or too few columns for a wave): a per-column weight's gradient, columns not a multiple of a 2-byte pack
-    # (one column a lane); a weight of 768 columns over 2048 rows (packs, lanes of a pack on different rows);
-    # y reduced down 1500 rows with a scalar weight
+    # or too few columns for a wave): a per-column weight's gradient over columns of a multiple of 4, not 8
+    # (8-byte packs of 2-byte types); a weight of 768 columns over 2048 rows (16-byte packs, lanes of a pack
+    # on different rows); y reduced down 1500 rows of 3002 columns (8-byte f32 packs, single 2-byte columns)
     "cols_sliced_dw": ([364, 7492], [364, 7492], [1, 7492]),
     "cols_sliced_w768": ([2048, 768], [2048, 768], [768]),
-    "cols_sliced_dy": ([1500, 3000], [3000], 0.3),
+    "cols_sliced_dy": ([1500, 3002], [3002], 0.3),
 }
 
 

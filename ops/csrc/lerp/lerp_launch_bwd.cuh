@@ -294,12 +294,18 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
   static const int sliced_on = env_int("LERP_COLS_SLICES", 1);
   ColsPlan p;
   const bool xy = a.target == kW;
-  const bool al = aligned16(a.g) && aligned16(a.tgt) && (a.target == kX || aligned16(a.dx)) &&
-                  (a.target == kY || aligned16(a.dy)) && (!xy || (aligned16(a.x) && aligned16(a.y))) &&
-                  (!a.w || lay.stride[kW][0] == 0 || aligned16(a.w));
-  p.vec = al && lay.M % V == 0 ? V : 1;
-  const void* k = p.vec == V ? (xy ? cols_kernel_ptr<T, V, true>() : cols_kernel_ptr<T, V, false>())
-                             : (xy ? cols_kernel_ptr<T, 1, true>() : cols_kernel_ptr<T, 1, false>());
+  // Packs of vec columns where M and every pointer allow them: 16 bytes, else 8 (2-byte columns of a multiple
+  // of 4, f32 of 2), else one column.
+  const auto fits = [&](int vec) {
+    const uintptr_t m = uintptr_t(vec) * sizeof(T) - 1;
+    const auto al = [m](const void* q) { return (reinterpret_cast<uintptr_t>(q) & m) == 0; };
+    return lay.M % vec == 0 && al(a.g) && al(a.tgt) && (a.target == kX || al(a.dx)) && (a.target == kY || al(a.dy)) &&
+           (!xy || (al(a.x) && al(a.y))) && (!a.w || lay.stride[kW][0] == 0 || al(a.w));
+  };
+  p.vec = fits(V) ? V : (V > 2 && fits(V / 2)) ? V / 2 : 1;
+  const void* k = p.vec == V       ? (xy ? cols_kernel_ptr<T, V, true>() : cols_kernel_ptr<T, V, false>())
+                  : p.vec == V / 2 ? (xy ? cols_kernel_ptr<T, V / 2, true>() : cols_kernel_ptr<T, V / 2, false>())
+                                   : (xy ? cols_kernel_ptr<T, 1, true>() : cols_kernel_ptr<T, 1, false>());
   const int64_t wave = wave_of(k), groups = lay.M / p.vec, rows = lay.L;
   const bool one_pass = rows <= kColsMaxRows && lay.M / V * 32 >= int64_t(sm_count()) * 2048;  // 2048: an SM's threads
   if (!one_pass && !sliced_on) return p;
@@ -354,6 +360,8 @@ void launch_cols(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
   const bool xy = a.target == kW;
   if (p.vec == V) {
     xy ? cols_launch_v<T, V, true>(c, p, alloc, stream) : cols_launch_v<T, V, false>(c, p, alloc, stream);
+  } else if (V > 2 && p.vec == V / 2) {
+    xy ? cols_launch_v<T, V / 2, true>(c, p, alloc, stream) : cols_launch_v<T, V / 2, false>(c, p, alloc, stream);
   } else {
     xy ? cols_launch_v<T, 1, true>(c, p, alloc, stream) : cols_launch_v<T, 1, false>(c, p, alloc, stream);
   }
