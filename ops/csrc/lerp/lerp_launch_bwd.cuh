@@ -321,17 +321,18 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
   return p;
 }
 
+// The layout's cols plan (cols_plan), or none (slices == 0) where the pass cannot run as cols_kernel.
 template <typename T>
-bool cols_apply(const Layout& lay, const GenArgs<T>& a) {
+ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
   static const int on = env_int("LERP_COLS", 1);
-  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return false;
-  if (lay.nk != 1 || lay.nr != 1 || lay.stride[kOut][0] != 1 || lay.stride[kOut][1] != lay.M) return false;
-  if (reduced_inner(lay, a.target) || (a.w && lay.stride[kW][1] != 0)) return false;
+  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return {};
+  if (lay.nk != 1 || lay.nr != 1 || lay.stride[kOut][0] != 1 || lay.stride[kOut][1] != lay.M) return {};
+  if (reduced_inner(lay, a.target) || (a.w && lay.stride[kW][1] != 0)) return {};
   if (a.target == kW) {
     for (int i = 0; i < 2; ++i)
-      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return false;
+      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return {};
   }
-  return small_layout(lay) && cols_plan<T>(lay, a).slices > 0;
+  return small_layout(lay) ? cols_plan<T>(lay, a) : ColsPlan{};
 }
 
 template <typename T, int VEC, bool XY>
@@ -350,13 +351,12 @@ void cols_launch_v(ColArgs<T> c, const ColsPlan& p, const Alloc& alloc, cudaStre
   if (c.P > 1 && !c.cnt) finalize_partials<T>(c.ws, c.P, c.M, c.tgt, 1, stream);  // as the last block's order
 }
 
-// The cols pass for a layout that cols_apply() accepts.
+// The cols pass for a layout with the plan cols_apply() gave it.
 template <typename T>
-void launch_cols(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cudaStream_t stream) {
+void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, const Alloc& alloc, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
   ColArgs<T> c;
   fill_sum_args<T>(lay, a, c);
-  const ColsPlan p = cols_plan<T>(lay, a);
   const bool xy = a.target == kW;
   if (p.vec == V) {
     xy ? cols_launch_v<T, V, true>(c, p, alloc, stream) : cols_launch_v<T, V, false>(c, p, alloc, stream);
@@ -389,8 +389,8 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     launch_rows<T>(lay, a, alloc, stream);
     return true;
   }
-  if (cols_apply<T>(lay, a)) {
-    launch_cols<T>(lay, a, alloc, stream);
+  if (const ColsPlan cp = cols_apply<T>(lay, a); cp.slices > 0) {
+    launch_cols<T>(lay, a, cp, alloc, stream);
     return true;
   }
   const bool inner_r = reduced_inner(lay, a.target);
@@ -538,7 +538,7 @@ bool tile2d_apply(const Shape& os, const Shape& xs, const Shape& ys, const Shape
     GenArgs<T> a = base;
     a.target = reduced[0];
     const Layout lay = make_layout(os, xs, ys, ws, a.target);
-    if (rows_apply<T>(lay, a) || cols_apply<T>(lay, a)) return false;
+    if (rows_apply<T>(lay, a) || cols_apply<T>(lay, a).slices > 0) return false;
   }
   return true;
 }
