@@ -207,10 +207,12 @@ inline bool cols_on() {
 }
 
 // Forward grids of at most this many blocks an SM, all resident at once, that read the parameters late (no
-// kEarly) prefetch them into L1 right after x's loads (fwd_reg's kPrefetch): with few blocks an SM no other
-// block's work hides the parameter loads the epilogue makes one pack after another. NORM_FWD_PREFETCH=0 never
-// does (read once; for experiments).
-constexpr int64_t kPrefetchBlocksPerSM = 4;
+// kEarly) prefetch them into L1 right after x's loads (fwd_reg's kPrefetch): with a block an SM no other
+// block's work hides the parameter loads the epilogue makes one pack after another. With up to 4 (H100 sweeps,
+// a8ea0b1 against a51df38) every forward that gained had at most a block an SM ([39,12288] f32 layer_norm 9.0
+// -> 7.7 us), and those of 2-4 blocks an SM lost up to 12% ([452,1024] f32 rms_norm 5.6 -> 6.3).
+// NORM_FWD_PREFETCH=0 never does (read once; for experiments).
+constexpr int64_t kPrefetchBlocksPerSM = 1;
 inline bool fwd_prefetch_on() {
   static const bool on = opcore::env_int("NORM_FWD_PREFETCH", 1) != 0;
   return on;
