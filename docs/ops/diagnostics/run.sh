@@ -6,7 +6,7 @@
 # norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
 # paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
 # and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
-# known gaps list as slower than before, kernels and ncu; cols_slices: the backwards the
+# known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the
 # cols kernel takes in row slices, with and without them; norm_small, norm_long: the small and
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
@@ -228,9 +228,8 @@ section_norm_prefetch() {
   done
 }
 
-# lerp-design.md, known gaps: the two backwards slower in the sweep table at a8ea0b1 than in bd3ef5b's: each
-# kernel after the L2 flushes, ours against torch.compile's, then ncu of ours (throughput, occupancy, warp
-# states, instructions)
+# lerp-design.md, known gaps: the two backwards that run gen_r with one-element packs: each kernel after the
+# L2 flushes, ours against torch.compile's, then ncu of ours (throughput, occupancy, warp states, instructions)
 section_slower() {
   local S=('paddle.lerp(Tensor([9, 2, 5246, 31],"float16"), Tensor([9, 2, 5246, 31],"float16"), Tensor([1, 1, 5246, 1],"float16"), )'
     'paddle.lerp(Tensor([1847908, 9],"bfloat16"), Tensor([1, 1],"bfloat16"), Tensor([1847908, 9],"bfloat16"), )')
