@@ -3,7 +3,8 @@
 #
 #   bash docs/gpu_run.sh OUTDIR tests|lerp|lerp-host|validate|paddle-check ...
 #
-# tests:        the gpu-marked tests (builds the torch extension first), TEST_WORKERS processes at once (default 4)
+# tests:        the gpu-marked tests (builds the torch extension first), TEST_WORKERS processes at once (default 4);
+#               TEST_PATHS and BUILD_EXT narrow them (TEST_PATHS=tests/ops/test_lerp_gpu.py BUILD_EXT=lerp)
 # main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
@@ -32,16 +33,18 @@ export PYTHONPATH=. PYTHONUNBUFFERED=1
 failed=0
 
 # The gpu-marked tests in TEST_WORKERS processes at once (pytest-xdist, default 4; 0: one process), then the
-# `serial` ones (they time kernels) alone; the log lists the 20 slowest.
+# `serial` ones (they time kernels) alone; the log lists the 20 slowest. TEST_PATHS narrows the tests (default
+# tests; e.g. tests/ops/test_lerp_gpu.py) and BUILD_EXT the extension built first (lerp or norm; default both).
 step_tests() {
-  local workers=${TEST_WORKERS:-4}
+  local workers=${TEST_WORKERS:-4} paths
+  read -ra paths <<<"${TEST_PATHS:-tests}"
   [ "$workers" -gt 0 ] && ! with_wheels xdist pytest_xdist execnet && workers=0
-  python -m opbench ops build --framework torch --device gpu || return 1
+  python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} || return 1
   if [ "$workers" -gt 0 ]; then
-    python -m pytest -q -m "gpu and not serial" -n "$workers" --durations=20 tests -p no:cacheprovider &&
-      python -m pytest -q -m "gpu and serial" tests -p no:cacheprovider
+    python -m pytest -q -m "gpu and not serial" -n "$workers" --durations=20 "${paths[@]}" -p no:cacheprovider &&
+      { python -m pytest -q -m "gpu and serial" "${paths[@]}" -p no:cacheprovider || [ $? -eq 5 ]; }  # 5: none selected
   else
-    python -m pytest -q -m gpu --durations=20 tests -p no:cacheprovider
+    python -m pytest -q -m gpu --durations=20 "${paths[@]}" -p no:cacheprovider
   fi
 }
 

@@ -6,16 +6,19 @@ import argparse
 import sys
 
 from ops import available, build
+from ops.build import EXTENSIONS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``ops`` subcommand (``ops build [--framework] [--device]``) to the opbench CLI."""
+    """Add the ``ops`` subcommand (``ops build [--framework] [--device] [--ext]``) to the opbench CLI."""
     ops_p = subparsers.add_parser("ops", help="custom operators: build ahead of time")
     sub = ops_p.add_subparsers(dest="ops_command", required=True)
     b = sub.add_parser("build", help="build (or find cached) extensions and print where they live")
     b.add_argument("--framework", choices=["paddle", "torch", "all"], default="all")
     b.add_argument("--device", choices=["cpu", "gpu"], default=None,
                    help="default: gpu when the framework sees a CUDA GPU, else cpu")
+    b.add_argument("--ext", choices=list(EXTENSIONS), default=None,
+                   help="one extension only (default: all)")
     b.set_defaults(func=_build_cmd)
 
 
@@ -31,7 +34,7 @@ def _build_cmd(args: argparse.Namespace) -> int:
             return 2
     for fw in fws:
         try:
-            path = build.build(fw, args.device)
+            path = build.build(fw, args.device, args.ext)
         except build.BuildError as exc:
             print(f"opbench ops build: {exc}", file=sys.stderr)
             return 1

@@ -102,6 +102,19 @@ def test_cli_build(torch_ext: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("torch: ") and str(build.cache_root()) in out
 
 
+def test_cli_build_one_extension(torch_ext: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ext lerp`` builds (here: finds cached) lerp's extension alone and prints its folder."""
+    args = _parser().parse_args(["ops", "build", "--framework", "torch", "--device", "cpu", "--ext", "lerp"])
+    assert args.func(args) == 0
+    assert capsys.readouterr().out == f"torch: {build.build_dir('torch', 'cpu', 'lerp')}\n"
+
+
+def test_cli_unknown_extension(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        _parser().parse_args(["ops", "build", "--ext", "softmax"])
+    assert exc.value.code == 2 and "invalid choice: 'softmax'" in capsys.readouterr().err
+
+
 def test_cli_missing_framework(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from ops import cli
 
