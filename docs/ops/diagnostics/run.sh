@@ -11,6 +11,7 @@
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
+# BUILD_EXT=lerp (or norm) builds that extension alone first (default: both).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
@@ -19,7 +20,7 @@ sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small ti
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
-python -m opbench ops build --framework torch --device gpu >"$out/build.log" 2>&1 || exit 1
+python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} >"$out/build.log" 2>&1 || exit 1
 CB='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), Tensor([3, 1, 224],"float32"))'
 CB5='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), 0.5)'
 C1='paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), 0.2)'
