@@ -235,14 +235,15 @@ section_slower() {
   local S=('paddle.lerp(Tensor([9, 2, 5246, 31],"float16"), Tensor([9, 2, 5246, 31],"float16"), Tensor([1, 1, 5246, 1],"float16"), )'
     'paddle.lerp(Tensor([1847908, 9],"bfloat16"), Tensor([1, 1],"bfloat16"), Tensor([1847908, 9],"bfloat16"), )')
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${S[@]}" >"$out/slower_timeline.log" 2>&1
-  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"gen_r|rows_kernel" \
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:gen_r \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum,dram__bytes_write.sum" \
     python $here/diagnose.py ncu-target "${S[0]}|torch-ops|bwd" "${S[1]}|torch-ops|bwd" >"$out/slower_ncu.log" 2>&1
 }
 
 # lerp-design.md, cols: the backwards the cols kernel takes in row slices, with them (LERP_COLS_SLICES=1) and on
-# tile2d or gen_k as before (0), against torch.compile (events), then the kernels of both (profiler timeline)
+# tile2d or gen_k as before (0), against torch.compile (events), then the kernels each runs (profiler timeline:
+# torch.compile's and ours with the slices, and ours without them)
 section_cols_slices() {
   local C=(
     'paddle.lerp(Tensor([364, 7492],"float16"), Tensor([364, 7492],"float16"), Tensor([1, 7492],"float16"), )'
@@ -254,6 +255,8 @@ section_cols_slices() {
   bwd_ab cols_slices 200 "" LERP_COLS_SLICES=0 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/cols_slices_timeline.log" 2>&1
+  LERP_COLS_SLICES=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
+    >"$out/cols_slices_timeline_LERP_COLS_SLICES_0.log" 2>&1
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

@@ -332,6 +332,17 @@ __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a
   }
 }
 
+// One target's P partials (ws[p * stride]) added by one thread in slice order. finalize_kernel's mode 1
+// and the last blocks that add in that order (gen_r's, cols_kernel's, tile2d's) all use it, so a finalize
+// launch and a last block give the same bits.
+// (I: the slice count's type, the caller's loop counter.)
+template <typename A, typename I>
+__device__ __forceinline__ A sum_partials_in_order(const A* ws, I P, int64_t stride) {
+  A s = A(0);
+  for (I p = 0; p < P; ++p) s += __ldcg(ws + p * stride);
+  return s;
+}
+
 // One target's P partials (stride apart) summed by a warp in fixed order:
 // lane l adds partials l, l + 32, ..., then a fixed shuffle tree; lane 0
 // holds the sum. Shared by finalize_kernel and the last blocks of
@@ -362,9 +373,7 @@ __device__ __forceinline__ void sum_partials_last(const typename AccOf<T>::type*
       if (threadIdx.x == 0) *tgt = cvt_out<T>(s);
     }
   } else if (threadIdx.x == 0) {
-    A s = A(0);
-    for (int64_t p = 0; p < P; ++p) s += __ldcg(ws + p * stride);
-    *tgt = cvt_out<T>(s);
+    *tgt = cvt_out<T>(sum_partials_in_order<A, int64_t>(ws, P, stride));
   }
   if (threadIdx.x == 0) *cnt = 0u;  // ready for the stream's next launch
 }
@@ -537,11 +546,8 @@ template <typename T>
 __device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
   using A = typename AccOf<T>::type;
   if (j.mode == 1) {
-    for (int64_t m = bid * kThreads + threadIdx.x; m < j.M; m += j.blocks * kThreads) {
-      A s = A(0);
-      for (int64_t p = 0; p < j.P; ++p) s += j.ws[p * j.M + m];
-      j.tgt[m] = cvt_out<T>(s);
-    }
+    for (int64_t m = bid * kThreads + threadIdx.x; m < j.M; m += j.blocks * kThreads)
+      j.tgt[m] = cvt_out<T>(sum_partials_in_order<A, int64_t>(j.ws + m, j.P, j.M));
     return;
   }
   const int lane = threadIdx.x & 31;

@@ -2,6 +2,8 @@
 // Included in order by lerp.cuh; see its header for the paths and when each is chosen.
 #pragma once
 
+#include <type_traits>
+
 #include "lerp_small.cuh"
 
 namespace lerp_core {
@@ -152,6 +154,30 @@ struct RowKernels {
   }
 };
 
+// The finalize job that adds [P, M] slice partials into tgt in fixed order (mode 1: a thread a target, in
+// slice order; mode 2: a warp a target, warp_sum_partials), at most 8 blocks an SM.
+template <typename T>
+FinJob<T> partials_job(const typename AccOf<T>::type* ws, int64_t P, int64_t M, T* tgt, int mode) {
+  FinJob<T> f;
+  f.ws = ws;
+  f.P = P;
+  f.M = M;
+  f.tgt = tgt;
+  f.mode = mode;
+  f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(M, mode == 1 ? kThreads : kThreads / 32),
+                                                    int64_t(sm_count()) * 8));
+  return f;
+}
+
+// partials_job as its own launch, where the slices' last block could not add them (rows, cols).
+template <typename T>
+void finalize_partials(const typename AccOf<T>::type* ws, int64_t P, int64_t M, T* tgt, int mode,
+                       cudaStream_t stream) {
+  const FinJob<T> f = partials_job<T>(ws, P, M, tgt, mode);
+  finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, FinJob<T>{});
+  check_cuda(cudaGetLastError(), "finalize kernel launch");
+}
+
 // rows_kernel's packs per thread per step U and slices per row P: the
 // smallest U in {1, 2, 4} whose grid of one step per thread (P = packs per
 // row / (256 U)) fits in one wave of that kernel (H200, x [16,1,1,1] w 0.5:
@@ -162,23 +188,6 @@ struct RowKernels {
 // the smallest U that holds one in a step, so that no block waits on a ticket
 // (small problems, where that wait is most of the time). LERP_ROWS_PACKS=1, 2
 // or 4 forces U, LERP_ROWS_WHOLE=0 slices short rows too (read once).
-// Fixed-order sums of [P, M] slice partials into tgt by one finalize launch (mode 1: a thread a target, in
-// slice order; mode 2: a warp a target, warp_sum_partials), where the slices' last block could not add them.
-template <typename T>
-void finalize_partials(const typename AccOf<T>::type* ws, int64_t P, int64_t M, T* tgt, int mode,
-                       cudaStream_t stream) {
-  FinJob<T> f, none;
-  f.ws = ws;
-  f.P = P;
-  f.M = M;
-  f.tgt = tgt;
-  f.mode = mode;
-  f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(M, mode == 1 ? kThreads : kThreads / 32),
-                                                    int64_t(sm_count()) * 8));
-  finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, none);
-  check_cuda(cudaGetLastError(), "finalize kernel launch");
-}
-
 template <typename T, int VEC, bool XY, bool ENDS>
 void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   using K = RowKernels<T, VEC, XY, ENDS>;
@@ -276,9 +285,19 @@ struct ColsPlan {
   int64_t slices = 0, chunk = 0, tiles = 0;
 };
 
-template <typename T, int VEC, bool XY>
-const void* cols_kernel_ptr() {
-  return reinterpret_cast<const void*>(&cols_kernel<T, VEC, kColsU, XY, int32_t>);
+// f(std::integral_constant<int, VEC>, std::bool_constant<XY>) for cols_kernel's instantiation of pack width vec
+// (vec_of<T>(), half of it, or 1) and XY: the kernel that cols_plan sizes is the one launch_cols runs.
+template <typename T, typename F>
+void with_cols_kernel(int vec, bool xy, F&& f) {
+  constexpr int V = vec_of<T>();
+  const auto pick = [&](auto v) { xy ? f(v, std::true_type{}) : f(v, std::false_type{}); };
+  if (vec == V) {
+    pick(std::integral_constant<int, V>{});
+  } else if (V > 2 && vec == V / 2) {
+    pick(std::integral_constant<int, (V > 2 ? V / 2 : 1)>{});
+  } else {
+    pick(std::integral_constant<int, 1>{});
+  }
 }
 
 // One pass: subs is the largest power of two (<= 32, <= rows) whose grid still fits in one wave (H200,
@@ -303,9 +322,10 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
            (!xy || (al(a.x) && al(a.y))) && (!a.w || lay.stride[kW][0] == 0 || al(a.w));
   };
   p.vec = fits(V) ? V : (V > 2 && fits(V / 2)) ? V / 2 : 1;
-  const void* k = p.vec == V       ? (xy ? cols_kernel_ptr<T, V, true>() : cols_kernel_ptr<T, V, false>())
-                  : p.vec == V / 2 ? (xy ? cols_kernel_ptr<T, V / 2, true>() : cols_kernel_ptr<T, V / 2, false>())
-                                   : (xy ? cols_kernel_ptr<T, 1, true>() : cols_kernel_ptr<T, 1, false>());
+  const void* k = nullptr;
+  with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
+    k = reinterpret_cast<const void*>(&cols_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, int32_t>);
+  });
   const int64_t wave = wave_of(k), groups = lay.M / p.vec, rows = lay.L;
   const bool one_pass = rows <= kColsMaxRows && lay.M / V * 32 >= int64_t(sm_count()) * 2048;  // 2048: an SM's threads
   if (!one_pass && !sliced_on) return p;
@@ -354,17 +374,11 @@ void cols_launch_v(ColArgs<T> c, const ColsPlan& p, const Alloc& alloc, cudaStre
 // The cols pass for a layout with the plan cols_apply() gave it.
 template <typename T>
 void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, const Alloc& alloc, cudaStream_t stream) {
-  constexpr int V = vec_of<T>();
   ColArgs<T> c;
   fill_sum_args<T>(lay, a, c);
-  const bool xy = a.target == kW;
-  if (p.vec == V) {
-    xy ? cols_launch_v<T, V, true>(c, p, alloc, stream) : cols_launch_v<T, V, false>(c, p, alloc, stream);
-  } else if (V > 2 && p.vec == V / 2) {
-    xy ? cols_launch_v<T, V / 2, true>(c, p, alloc, stream) : cols_launch_v<T, V / 2, false>(c, p, alloc, stream);
-  } else {
-    xy ? cols_launch_v<T, 1, true>(c, p, alloc, stream) : cols_launch_v<T, 1, false>(c, p, alloc, stream);
-  }
+  with_cols_kernel<T>(p.vec, a.target == kW, [&](auto v, auto x) {
+    cols_launch_v<T, decltype(v)::value, decltype(x)::value>(c, p, alloc, stream);
+  });
 }
 
 // One backward pass over the output positions with one reduced target
@@ -472,19 +486,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   check_cuda(cudaGetLastError(), "gen kernel launch");
   // Fixed-order sums of the partials (one launch for both targets).
   FinJob<T> f0, f1;
-  if (a.target >= 0 && a.P > 1 && !a.cnt) {
-    f0.ws = a.ws;
-    f0.P = a.P;
-    f0.M = lay.M;
-    f0.tgt = a.tgt;
-    if (fin_mode == 2) {
-      f0.mode = 2;
-      f0.blocks = std::max<int64_t>(1, ceil_div(lay.M, kThreads / 32));
-    } else {
-      f0.mode = 1;
-      f0.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(lay.M, kThreads), int64_t(sms) * 8));
-    }
-  }
+  if (a.target >= 0 && a.P > 1 && !a.cnt) f0 = partials_job<T>(a.ws, a.P, lay.M, a.tgt, fin_mode);
   if (a.target2 >= 0) {
     f1.ws = a.ws2;
     f1.keys = a.key2;

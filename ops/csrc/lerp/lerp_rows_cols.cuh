@@ -100,7 +100,7 @@ struct SlicedSumArgs : SumArgs<T> {
 };
 
 template <typename T>
-struct RowArgs : SlicedSumArgs<T> {};
+using RowArgs = SlicedSumArgs<T>;
 
 // rows_kernel's summed product at one position outside a row's whole packs
 // (thread t < VEC - 1: start + t if before the first whole pack `row`; else
@@ -279,11 +279,8 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   __threadfence();  // every other block's partials are read after its ticket
   const int64_t per = static_cast<int64_t>(kThreads / a.subs) * VEC;  // the tile's columns
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * per, c1 = c0 + per < a.M ? c0 + per : a.M;
-  for (int64_t col = c0 + threadIdx.x; col < c1; col += kThreads) {
-    A t = A(0);
-    for (int p = 0; p < a.P; ++p) t += __ldcg(a.ws + p * a.M + col);
-    a.tgt[col] = cvt_out<T>(t);
-  }
+  for (int64_t col = c0 + threadIdx.x; col < c1; col += kThreads)
+    a.tgt[col] = cvt_out<T>(sum_partials_in_order<A, int>(a.ws + col, a.P, a.M));
   if (threadIdx.x == 0) a.cnt[blockIdx.x] = 0u;  // ready for the stream's next launch
 }
 

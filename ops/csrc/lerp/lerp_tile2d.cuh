@@ -241,11 +241,7 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
     const int m = a.kind[k] == kT2All ? 1 : L;
     const A* ws = a.ws + a.ws_off[k];
     if (P <= kT2SeqPartials) {  // thread per output, partials in order (finalize's mode 1)
-      for (int c = t; c < m; c += kThreads) {
-        A s = A(0);
-        for (int p = 0; p < P; ++p) s += __ldcg(ws + static_cast<int64_t>(p) * m + c);
-        a.grad[k][c] = cvt_out<T>(s);
-      }
+      for (int c = t; c < m; c += kThreads) a.grad[k][c] = cvt_out<T>(sum_partials_in_order<A, int>(ws + c, P, m));
     } else {  // warp per output (finalize's mode 2)
       for (int c = warp; c < m; c += kThreads / 32) {
         const A s = warp_sum_partials<A>(ws + c, P, m);

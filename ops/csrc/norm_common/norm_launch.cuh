@@ -210,7 +210,8 @@ inline bool cols_on() {
 // kEarly) prefetch them into L1 right after x's loads (fwd_reg's kPrefetch): with a block an SM no other
 // block's work hides the parameter loads the epilogue makes one pack after another. With up to 4 (H100 sweeps,
 // a8ea0b1 against a51df38) every forward that gained had at most a block an SM ([39,12288] f32 layer_norm 9.0
-// -> 7.7 us), and those of 2-4 blocks an SM lost up to 12% ([452,1024] f32 rms_norm 5.6 -> 6.3).
+// -> 7.7 us), and those of 2-4 blocks an SM lost up to 12% ([452,1024] f32 rms_norm 5.6 -> 6.3); held to one
+// (9a08f5d), those are back ([452,1024] 5.8 us) and the gains stay ([39,12288] 7.7).
 // NORM_FWD_PREFETCH=0 never does (read once; for experiments).
 constexpr int64_t kPrefetchBlocksPerSM = 1;
 inline bool fwd_prefetch_on() {
