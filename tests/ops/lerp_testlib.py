@@ -98,6 +98,10 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     # a few slices (one thread adds them in order), four rows of 300000 in many slices (a warp adds them)
     "gen_r_ticket_few": ([1, 1], [287, 4], [287, 4]),
     "gen_r_ticket_many": ([4, 1], [4, 300000], [4, 300000]),
+    # gen_r in 8-byte packs where 16-byte ones do not divide the reduced run: a one-element y with x and w
+    # full (dw reads x, y) over 1663092 positions (4-element packs of 2-byte types), and 1663110 (f32 pairs)
+    "gen_r_half": ([184788, 9], [1, 1], [184788, 9]),
+    "gen_r_half_f32": ([184790, 9], [1, 1], [184790, 9]),
     # cols kernel over row slices whose last block adds the column partials (more rows than one pass takes,
     # or too few columns for a wave): a per-column weight's gradient over columns of a multiple of 4, not 8
     # (8-byte packs of 2-byte types); a weight of 768 columns over 2048 rows (16-byte packs, lanes of a pack

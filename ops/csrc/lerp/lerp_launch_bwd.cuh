@@ -16,59 +16,80 @@ inline bool reduced_inner(const Layout& lay, int target) {
   return target < 0 || (lay.nr > 0 && lay.stride[kOut][nd - 1] == 1 && lay.L >= 256) || lay.nk == 0;
 }
 
-template <typename T, int VEC, int B, bool XY, typename I>
+// One gen instantiation's kernels: gen_k where the kept positions are innermost, else gen_r (R_ONLY: gen_r
+// alone, for the pack widths only gen_r takes).
+template <typename T, int VEC, int B, bool XY, typename I, bool R_ONLY = false>
 struct GenKernels {
   static const void* ptr(bool kept_inner) {
-    return kept_inner ? reinterpret_cast<const void*>(&gen_k_kernel<T, VEC, B, XY, I>)
-                      : reinterpret_cast<const void*>(&gen_r_kernel<T, VEC, B, XY, I>);
+    if constexpr (!R_ONLY) {
+      if (kept_inner) return reinterpret_cast<const void*>(&gen_k_kernel<T, VEC, B, XY, I>);
+    }
+    return reinterpret_cast<const void*>(&gen_r_kernel<T, VEC, B, XY, I>);
   }
   static void launch(bool kept_inner, dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) {
-    if (kept_inner) {
-      gen_k_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
-    } else {
-      gen_r_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
+    if constexpr (!R_ONLY) {
+      if (kept_inner) {
+        gen_k_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
+        return;
+      }
     }
+    gen_r_kernel<T, VEC, B, XY, I><<<grid, kThreads, 0, stream>>>(lay, a);
   }
 };
 
-// The gen kernel instantiation: vectorized or not, 32- or 64-bit indices,
-// and whether x and y are read (a weight gradient). Positions per batch: 4
-// for 32-bit vectorized passes without x, y (measured on an H200: 13.0 vs
-// 15.4 us for the [16,1,1,1] x [16,3,224,224] backward); 1 otherwise (with
-// x, y the batch's registers cost more than it gained: 16.9 vs 18.1 us for
-// [16,102400] with w [1]).
+// The gen kernel instantiation: 16-byte packs (vec), 8-byte ones (half: gen_r only, where the reduced
+// run or a pointer does not divide into 16 bytes: y [1,1] against [1847908,9] bf16, 16,631,172
+// positions) or one element; 32- or 64-bit indices; and whether x and y are read (a weight gradient).
+// Positions per batch: 4 for 32-bit vectorized passes without x, y (measured on an H200: 13.0 vs 15.4 us
+// for the [16,1,1,1] x [16,3,224,224] backward); 1 otherwise (with x, y the batch's registers cost more
+// than it gained: 16.9 vs 18.1 us for [16,102400] with w [1]).
 template <typename T>
 struct GenPick {
   bool kept_inner, vec, small, xy;
-  template <bool XY>
-  const void* ptr_xy() const {
+  bool half = false;
+  // f(GenKernels<...>{}) for the picked instantiation.
+  template <bool XY, typename F>
+  void with_kernels(F&& f) const {
     constexpr int V = vec_of<T>();
-    if (!small) return vec ? GenKernels<T, V, 1, XY, int64_t>::ptr(kept_inner) : GenKernels<T, 1, 1, XY, int64_t>::ptr(kept_inner);
-    if (!vec) return GenKernels<T, 1, 1, XY, int32_t>::ptr(kept_inner);
-    return GenKernels<T, V, XY ? 1 : 4, XY, int32_t>::ptr(kept_inner);
-  }
-  template <bool XY>
-  void launch_xy(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
-    constexpr int V = vec_of<T>();
+    if constexpr (V > 2) {
+      if (half) {
+        if (small) {
+          f(GenKernels<T, V / 2, XY ? 1 : 4, XY, int32_t, true>{});
+        } else {
+          f(GenKernels<T, V / 2, 1, XY, int64_t, true>{});
+        }
+        return;
+      }
+    }
     if (!small) {
       if (vec) {
-        GenKernels<T, V, 1, XY, int64_t>::launch(kept_inner, grid, lay, a, stream);
+        f(GenKernels<T, V, 1, XY, int64_t>{});
       } else {
-        GenKernels<T, 1, 1, XY, int64_t>::launch(kept_inner, grid, lay, a, stream);
+        f(GenKernels<T, 1, 1, XY, int64_t>{});
       }
     } else if (!vec) {
-      GenKernels<T, 1, 1, XY, int32_t>::launch(kept_inner, grid, lay, a, stream);
+      f(GenKernels<T, 1, 1, XY, int32_t>{});
     } else {
-      GenKernels<T, V, XY ? 1 : 4, XY, int32_t>::launch(kept_inner, grid, lay, a, stream);
+      f(GenKernels<T, V, XY ? 1 : 4, XY, int32_t>{});
     }
   }
-  const void* kernel() const { return xy ? ptr_xy<true>() : ptr_xy<false>(); }
-  void launch(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
+  template <typename F>
+  void with_any(F&& f) const {
     if (xy) {
-      launch_xy<true>(grid, lay, a, stream);
+      with_kernels<true>(f);
     } else {
-      launch_xy<false>(grid, lay, a, stream);
+      with_kernels<false>(f);
     }
+  }
+  // Pack width in elements.
+  int width() const { return vec ? vec_of<T>() : half ? vec_of<T>() / 2 : 1; }
+  const void* kernel() const {
+    const void* k = nullptr;
+    with_any([&](auto K) { k = decltype(K)::ptr(kept_inner); });
+    return k;
+  }
+  void launch(dim3 grid, const Layout& lay, const GenArgs<T>& a, cudaStream_t stream) const {
+    with_any([&](auto K) { decltype(K)::launch(kept_inner, grid, lay, a, stream); });
   }
 };
 
@@ -397,8 +418,14 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   for (int t = 0; t < kNumT; ++t) a.mask |= used[t] ? (1u << t) : 0u;
   if (a.target >= 0) a.mask |= 1u << a.target;
   const bool small = small_layout(lay);
-  const bool al = aligned16(a.g) && aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out) &&
-                  aligned16(a.dx) && aligned16(a.dy) && aligned16(a.dw) && aligned16(a.tgt);
+  const auto aligned_all = [&](uintptr_t bytes) {
+    for (const void* q : {static_cast<const void*>(a.g), static_cast<const void*>(a.x), static_cast<const void*>(a.y),
+                          static_cast<const void*>(a.w), static_cast<const void*>(a.out), static_cast<const void*>(a.dx),
+                          static_cast<const void*>(a.dy), static_cast<const void*>(a.dw), static_cast<const void*>(a.tgt)})
+      if (reinterpret_cast<uintptr_t>(q) % bytes != 0) return false;
+    return true;
+  };
+  const bool al = aligned_all(16), al8 = aligned_all(8);
   if (rows_apply<T>(lay, a)) {
     launch_rows<T>(lay, a, alloc, stream);
     return true;
@@ -414,7 +441,8 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     if (a.target2 >= 0) return false;
     const int inner = nd - 1;
     pick.vec = al && lay.nr > 0 && vec_ok(lay, inner, V, used);
-    const int v = pick.vec ? V : 1;
+    pick.half = !pick.vec && V > 2 && lay.nr > 0 && al8 && vec_ok(lay, inner, V / 2, used);
+    const int v = pick.width();
     gy = std::min<int64_t>(lay.M, 65535);
     // Enough blocks for one wave, at least one position (pack) per thread.
     const int64_t want = wave_of(pick.kernel());
@@ -428,7 +456,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   } else {
     const int inner = lay.nk - 1;
     pick.vec = al && vec_ok(lay, inner, V, used);
-    const int v = pick.vec ? V : 1;
+    const int v = pick.width();
     const int64_t groups = lay.M / v;
     const int64_t want = wave_of(pick.kernel());
     if (groups <= kThreads / 2) {  // few groups: kThreads / groups threads per group, one tile
