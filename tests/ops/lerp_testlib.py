@@ -102,13 +102,16 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     # full (dw reads x, y) over 1663092 positions (4-element packs of 2-byte types), and 1663110 (f32 pairs)
     "gen_r_half": ([184788, 9], [1, 1], [184788, 9]),
     "gen_r_half_f32": ([184790, 9], [1, 1], [184790, 9]),
-    # cols kernel over row slices whose last block adds the column partials (more rows than one pass takes,
-    # or too few columns for a wave): a per-column weight's gradient over columns of a multiple of 4, not 8
-    # (8-byte packs of 2-byte types); a weight of 768 columns over 2048 rows (16-byte packs, lanes of a pack
-    # on different rows); y reduced down 1500 rows of 3002 columns (8-byte f32 packs, single 2-byte columns)
+    # cols_sliced_kernel over row slices, the column partials added by the chunked finalize (more rows than
+    # one pass takes, or too few columns for a wave): a per-column weight's gradient over columns of a
+    # multiple of 4, not 8 (8-byte packs of 2-byte types, tiles of 235 packs); a weight of 768 columns over
+    # 2048 rows (16-byte packs, 2 row lanes for 2-byte types); y reduced down 1500 rows of 3002 columns
+    # (8-byte f32 packs, single 2-byte columns: tiles of 251, an odd block size); a weight of 224 columns
+    # over 2688 rows (28 packs of 2-byte types, 9 row lanes: a lane count that is no power of two)
     "cols_sliced_dw": ([364, 7492], [364, 7492], [1, 7492]),
     "cols_sliced_w768": ([2048, 768], [2048, 768], [768]),
     "cols_sliced_dy": ([1500, 3002], [3002], 0.3),
+    "cols_sliced_narrow": ([4, 3, 224, 224], [4, 3, 224, 224], [224]),
 }
 
 

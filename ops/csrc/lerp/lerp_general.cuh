@@ -333,7 +333,7 @@ __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a
 }
 
 // One target's P partials (ws[p * stride]) added by one thread in slice order. finalize_kernel's mode 1
-// and the last blocks that add in that order (gen_r's, cols_kernel's, tile2d's) all use it, so a finalize
+// and the last blocks that add in that order (gen_r's, tile2d's) all use it, so a finalize
 // launch and a last block give the same bits.
 // (I: the slice count's type, the caller's loop counter.)
 template <typename A, typename I>
@@ -531,7 +531,9 @@ __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> 
 
 // Fixed-order sums of partials into a reduced gradient. mode 1: thread per
 // target, ws [P, M]; 2: warp per target (lanes split P), ws [P, M]; 3: warp
-// per target over ws [P, G] where slice p belongs to target keys[p].
+// per target over ws [P, G] where slice p belongs to target keys[p]; 4: a
+// block per 32 targets, ws [P, M], the slices in kFinChunks chunks
+// (fin_chunked).
 template <typename T>
 struct FinJob {
   const typename AccOf<T>::type* ws = nullptr;
@@ -542,9 +544,52 @@ struct FinJob {
   int64_t blocks = 0;
 };
 
+constexpr int kFinChunks = kThreads / 32;
+
+// Target m's P partials (ws[p * M + m]) as kFinChunks chunks of consecutive
+// slices, each added in slice order by its own warp (16 loads in flight a
+// lane), then the chunk sums in chunk order: a fixed order, so any launch gives
+// the same bits, and the loads of a column of partials are spread over a
+// block instead of one thread's chain (cols_sliced_kernel's up to 256 slices).
+// A block takes 32 consecutive targets, its lanes consecutive columns.
+template <typename T>
+__device__ __forceinline__ void fin_chunked(const FinJob<T>& j, int64_t bid) {
+  using A = typename AccOf<T>::type;
+  __shared__ A chunk_sums[kFinChunks][32];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int64_t per = (j.P + kFinChunks - 1) / kFinChunks, p0 = w * per, p1 = p0 + per < j.P ? p0 + per : j.P;
+  for (int64_t g = bid; g * 32 < j.M; g += j.blocks) {  // the same trip count for every thread of the block
+    const int64_t m = g * 32 + lane;
+    A s = A(0);
+    if (m < j.M) {
+      int64_t p = p0;
+      for (; p + 16 <= p1; p += 16) {  // unpredicated, so the 16 loads are issued before the first add
+        A v[16];
+#pragma unroll
+        for (int i = 0; i < 16; ++i) v[i] = __ldcg(j.ws + (p + i) * j.M + m);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) s += v[i];
+      }
+      for (; p < p1; ++p) s += __ldcg(j.ws + p * j.M + m);
+    }
+    chunk_sums[w][lane] = s;
+    __syncthreads();
+    if (w == 0 && m < j.M) {
+      A t = A(0);
+      for (int i = 0; i < kFinChunks && i * per < j.P; ++i) t += chunk_sums[i][lane];
+      j.tgt[m] = cvt_out<T>(t);
+    }
+    __syncthreads();
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ void fin_run(const FinJob<T>& j, int64_t bid) {
   using A = typename AccOf<T>::type;
+  if (j.mode == 4) {
+    fin_chunked<T>(j, bid);
+    return;
+  }
   if (j.mode == 1) {
     for (int64_t m = bid * kThreads + threadIdx.x; m < j.M; m += j.blocks * kThreads)
       j.tgt[m] = cvt_out<T>(sum_partials_in_order<A, int64_t>(j.ws + m, j.P, j.M));

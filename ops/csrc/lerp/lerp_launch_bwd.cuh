@@ -176,7 +176,8 @@ struct RowKernels {
 };
 
 // The finalize job that adds [P, M] slice partials into tgt in fixed order (mode 1: a thread a target, in
-// slice order; mode 2: a warp a target, warp_sum_partials), at most 8 blocks an SM.
+// slice order; mode 2: a warp a target, warp_sum_partials; mode 4: a block per 32 targets, fin_chunked), at
+// most 8 blocks an SM.
 template <typename T>
 FinJob<T> partials_job(const typename AccOf<T>::type* ws, int64_t P, int64_t M, T* tgt, int mode) {
   FinJob<T> f;
@@ -185,7 +186,7 @@ FinJob<T> partials_job(const typename AccOf<T>::type* ws, int64_t P, int64_t M, 
   f.M = M;
   f.tgt = tgt;
   f.mode = mode;
-  f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(M, mode == 1 ? kThreads : kThreads / 32),
+  f.blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(M, mode == 1 ? kThreads : mode == 4 ? 32 : kThreads / 32),
                                                     int64_t(sm_count()) * 8));
   return f;
 }
@@ -287,27 +288,33 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
   }
 }
 
-// Can this backward pass run as cols_kernel? One reduced gradient (nothing
+// Can this backward pass run as a cols kernel? One reduced gradient (nothing
 // fused) whose kept positions are the innermost, contiguous ones of dout
 // (dout is [L, M] row-major), a weight constant down each column, for the
 // weight's gradient x and y laid out like dout, 32-bit offsets, and a plan
-// (cols_plan): one pass over at most kColsMaxRows rows with enough columns to
-// fill a wave with at most 32 lanes per column pack, or row slices with at
-// least 64 live threads an SM in all. LERP_COLS=0 sends these to tile2d or
-// gen_k, LERP_COLS_SLICES=0 only the sliced ones (read once; for experiments).
+// (cols_plan): one pass (cols_kernel) over at most kColsMaxRows rows with
+// enough columns to fill a wave with at most 32 lanes per column pack, or
+// row slices (cols_sliced_kernel) with at least 64 live threads an SM in all.
+// LERP_COLS=0 sends these to tile2d or gen_k, LERP_COLS_SLICES=0 only the
+// sliced ones (read once; for experiments).
 constexpr int64_t kColsMaxRows = 64;
+// cols_sliced_kernel's row slices: at most kColsMaxSlices, or as many as keep the [P, M] partials within
+// kColsPartials values.
 constexpr int64_t kColsMaxSlices = 128;
+constexpr int64_t kColsPartials = int64_t(1) << 16;
 constexpr int kColsU = 4;  // rows a lane loads per step
 
-// cols_kernel's configuration: columns a pack, lanes a column pack (`subs`), row slices and their length,
-// and column tiles (blocks a slice); slices == 0: the layout does not take cols_kernel.
+// The cols kernels' configuration: columns a pack; one pass: lanes a column pack (`subs`); sliced: column
+// packs a tile (qt) and threads a block (qt times the row lanes); row slices and their length, column tiles
+// (blocks a slice). slices == 0: the layout takes no cols kernel; one_pass: cols_kernel.
 struct ColsPlan {
-  int vec = 1, subs = 1;
+  int vec = 1, subs = 1, qt = 1, threads = kThreads;
+  bool one_pass = false;
   int64_t slices = 0, chunk = 0, tiles = 0;
 };
 
-// f(std::integral_constant<int, VEC>, std::bool_constant<XY>) for cols_kernel's instantiation of pack width vec
-// (vec_of<T>(), half of it, or 1) and XY: the kernel that cols_plan sizes is the one launch_cols runs.
+// f(std::integral_constant<int, VEC>, std::bool_constant<XY>) for the cols kernels' instantiation of pack
+// width vec (vec_of<T>(), half of it, or 1) and XY: the kernel that cols_plan sizes is the one launch_cols runs.
 template <typename T, typename F>
 void with_cols_kernel(int vec, bool xy, F&& f) {
   constexpr int V = vec_of<T>();
@@ -323,15 +330,20 @@ void with_cols_kernel(int vec, bool xy, F&& f) {
 
 // One pass: subs is the largest power of two (<= 32, <= rows) whose grid still fits in one wave (H200,
 // x [3,224,224] vs y [16,3,224,224]: 4 lanes, 588 blocks, 6.5 us kernel time, against 6.8 with 2 lanes,
-// 9.5 with 8 (1.8 waves), 11.8 with 16, and gen_k's 10.9). Sliced (more rows, or too few columns for a
-// wave): subs also keeps a warp's loads of a row at least 128 bytes where packs allow (lanes of a column
-// pack take different rows), and the rows are cut into up to kColsMaxSlices slices of at least one step a
-// lane, so that the grid is about one wave. LERP_COLS_SUBS=1..32 forces subs (read once; for experiments).
+// 9.5 with 8 (1.8 waves), 11.8 with 16, and gen_k's 10.9); LERP_COLS_SUBS=1..32 forces it (read once; for
+// experiments). Sliced: column tiles of at most kThreads packs, as even as the packs allow, and as many row
+// lanes as fill a block (at most 32; [4096,768] bf16: 96 packs, 2 lanes, 192 threads; [10752,224] bf16: 28
+// packs, 9 lanes); rows cut into slices of at least one step a lane, so that the grid is about one wave,
+// at most kColsMaxSlices (LERP_COLS_MAX_SLICES, read once; for experiments) or as many as keep the partials
+// within kColsPartials (few columns: w [1,10] against [1141341,10] f32 takes 1000+ slices; at 256 it ran
+// 100.7 us against 90.5 on its earlier path, H100). With the chunked finalize, 128 slices against 256: bf16 w [768]
+// against [32,128,768] 20.8 / 21.8 us, f32 [2048,768] 20.2 / 21.8, f16 [32,128,768] 20.7 / 22.3 (H100).
 template <typename T>
 ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
   constexpr int V = vec_of<T>();
   static const int forced = env_int("LERP_COLS_SUBS", 0);
   static const int sliced_on = env_int("LERP_COLS_SLICES", 1);
+  static const int64_t max_slices = env_int("LERP_COLS_MAX_SLICES", static_cast<int>(kColsMaxSlices));
   ColsPlan p;
   const bool xy = a.target == kW;
   // Packs of vec columns where M and every pointer allow them: 16 bytes, else 8 (2-byte columns of a multiple
@@ -343,26 +355,41 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
            (!xy || (al(a.x) && al(a.y))) && (!a.w || lay.stride[kW][0] == 0 || al(a.w));
   };
   p.vec = fits(V) ? V : (V > 2 && fits(V / 2)) ? V / 2 : 1;
+  const int64_t groups = lay.M / p.vec, rows = lay.L;
+  p.one_pass = rows <= kColsMaxRows && lay.M / V * 32 >= int64_t(sm_count()) * 2048;  // 2048: an SM's threads
+  if (p.one_pass) {
+    const void* k = nullptr;
+    with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
+      k = reinterpret_cast<const void*>(&cols_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, int32_t>);
+    });
+    const int64_t wave = wave_of(k);
+    while (p.subs < 32 && 2 * p.subs <= rows && ceil_div(groups * 2 * p.subs, kThreads) <= wave) p.subs *= 2;
+    if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) p.subs = forced;
+    p.tiles = std::max<int64_t>(1, ceil_div(groups * p.subs, kThreads));
+    p.chunk = rows;
+    p.slices = 1;
+    return p;
+  }
+  if (!sliced_on) return p;
+  p.tiles = ceil_div(groups, kThreads);
+  p.qt = static_cast<int>(ceil_div(groups, p.tiles));
+  const int lanes = static_cast<int>(std::min<int64_t>({32, kThreads / p.qt, rows}));
+  p.threads = p.qt * lanes;
   const void* k = nullptr;
   with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
-    k = reinterpret_cast<const void*>(&cols_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, int32_t>);
+    k = reinterpret_cast<const void*>(&cols_sliced_kernel<T, decltype(v)::value, kColsU, decltype(x)::value>);
   });
-  const int64_t wave = wave_of(k), groups = lay.M / p.vec, rows = lay.L;
-  const bool one_pass = rows <= kColsMaxRows && lay.M / V * 32 >= int64_t(sm_count()) * 2048;  // 2048: an SM's threads
-  if (!one_pass && !sliced_on) return p;
-  const int64_t max_subs = one_pass ? 32 : std::max<int64_t>(1, 32 * p.vec * int64_t(sizeof(T)) / 128);
-  while (p.subs < max_subs && 2 * p.subs <= rows && ceil_div(groups * 2 * p.subs, kThreads) <= wave) p.subs *= 2;
-  if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16 || forced == 32) p.subs = forced;
-  p.tiles = std::max<int64_t>(1, ceil_div(groups * p.subs, kThreads));
-  const int64_t by_rows = std::max<int64_t>(1, rows / (int64_t(p.subs) * kColsU));
-  const int64_t want = one_pass ? 1 : std::min({kColsMaxSlices, by_rows, std::max<int64_t>(1, wave / p.tiles)});
+  const int64_t wave = int64_t(sm_count()) * blocks_per_sm(k, p.threads);
+  const int64_t by_rows = std::max<int64_t>(1, rows / (int64_t(lanes) * kColsU));
+  const int64_t cap = std::max<int64_t>({1, max_slices, kColsPartials / lay.M});
+  const int64_t want = std::min({cap, by_rows, std::max<int64_t>(1, wave / p.tiles)});
   p.chunk = ceil_div(rows, want);
   p.slices = ceil_div(rows, p.chunk);
-  if (!one_pass && groups * p.subs * p.slices < int64_t(sm_count()) * 64) p.slices = 0;  // tile2d or gen_k
+  if (groups * lanes * p.slices < int64_t(sm_count()) * 64) p.slices = 0;  // tile2d or gen_k
   return p;
 }
 
-// The layout's cols plan (cols_plan), or none (slices == 0) where the pass cannot run as cols_kernel.
+// The layout's cols plan (cols_plan), or none (slices == 0) where the pass cannot run as a cols kernel.
 template <typename T>
 ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
   static const int on = env_int("LERP_COLS", 1);
@@ -376,30 +403,30 @@ ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
   return small_layout(lay) ? cols_plan<T>(lay, a) : ColsPlan{};
 }
 
-template <typename T, int VEC, bool XY>
-void cols_launch_v(ColArgs<T> c, const ColsPlan& p, const Alloc& alloc, cudaStream_t stream) {
-  using A = typename AccOf<T>::type;
-  c.subs = p.subs;
-  c.P = static_cast<int>(p.slices);
-  c.chunk = p.chunk;
-  if (c.P > 1) {
-    c.ws = static_cast<A*>(alloc(sizeof(A) * c.P * c.M));
-    c.cnt = row_counters(stream, p.tiles);
-  }
-  const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(c.P));
-  cols_kernel<T, VEC, kColsU, XY, int32_t><<<grid, kThreads, 0, stream>>>(c);
-  check_cuda(cudaGetLastError(), "cols kernel launch");
-  if (c.P > 1 && !c.cnt) finalize_partials<T>(c.ws, c.P, c.M, c.tgt, 1, stream);  // as the last block's order
-}
-
-// The cols pass for a layout with the plan cols_apply() gave it.
+// The cols pass for a layout with the plan cols_apply() gave it: the sliced kernel's partials added by a
+// finalize launch in a fixed order (mode 4).
 template <typename T>
 void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, const Alloc& alloc, cudaStream_t stream) {
+  using A = typename AccOf<T>::type;
   ColArgs<T> c;
   fill_sum_args<T>(lay, a, c);
+  c.subs = p.subs;
+  c.qt = p.qt;
+  c.P = static_cast<int>(p.slices);
+  c.chunk = p.chunk;
+  if (c.P > 1) c.ws = static_cast<A*>(alloc(sizeof(A) * c.P * c.M));
+  const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(c.P));
   with_cols_kernel<T>(p.vec, a.target == kW, [&](auto v, auto x) {
-    cols_launch_v<T, decltype(v)::value, decltype(x)::value>(c, p, alloc, stream);
+    constexpr int VEC = decltype(v)::value;
+    constexpr bool XY = decltype(x)::value;
+    if (p.one_pass) {
+      cols_kernel<T, VEC, kColsU, XY, int32_t><<<grid, kThreads, 0, stream>>>(c);
+    } else {
+      cols_sliced_kernel<T, VEC, kColsU, XY><<<grid, static_cast<unsigned>(p.threads), 0, stream>>>(c);
+    }
   });
+  check_cuda(cudaGetLastError(), "cols kernel launch");
+  if (c.P > 1) finalize_partials<T>(c.ws, c.P, c.M, c.tgt, 4, stream);
 }
 
 // One backward pass over the output positions with one reduced target

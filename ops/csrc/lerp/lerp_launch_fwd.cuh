@@ -25,17 +25,17 @@ inline int sm_count() {
   return n;
 }
 
-// Resident 256-thread blocks per SM for a kernel (cached per kernel).
-inline int blocks_per_sm(const void* kernel) {
+// Resident blocks of `threads` threads per SM for a kernel (cached per kernel and block size).
+inline int blocks_per_sm(const void* kernel, int threads = kThreads) {
   static std::mutex mu;
-  static std::map<const void*, int> cache;
+  static std::map<std::pair<const void*, int>, int> cache;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(kernel);
+  auto it = cache.find({kernel, threads});
   if (it != cache.end()) return it->second;
   int nb = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, kThreads, 0), "cudaOccupancy");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, threads, 0), "cudaOccupancy");
   nb = nb > 0 ? nb : 1;
-  cache[kernel] = nb;
+  cache[{kernel, threads}] = nb;
   return nb;
 }
 

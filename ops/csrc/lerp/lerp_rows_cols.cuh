@@ -203,85 +203,110 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
 // Backward with one reduced gradient summed down the columns of dout viewed
 // as [L rows, M columns] row-major (x [3,224,224] vs y [16,3,224,224]: 16
 // rows of 150528), the weight constant down each column (a scalar, or
-// w[c * w_step]), for the weight's gradient x and y laid out like dout. A
-// column pack (VEC columns) belongs to `subs` adjacent lanes (a power of two
-// <= 32), lane `sub` taking rows sub, sub + subs, ..., U rows per step with
-// all loads issued first; the lanes' sums meet in a fixed shuffle tree. No
-// index math beyond row * M + column; dx, dy (when not null) written full
-// size on the way. Block (t, p) takes the column tile t (kThreads / subs
-// packs) over rows [p * chunk, (p + 1) * chunk). P == 1: the first lane
-// writes tgt. P > 1: it writes its slice's sums to ws[p * M + column]; with
-// `cnt` (a ticket counter per tile, zero on entry) the last of a tile's P
-// blocks adds them in slice order, one thread a column, as finalize_kernel's
-// mode 1 does (the same bits), and sets the counter back to zero; without
-// (stream capture), a finalize launch does.
+// w[c * w_step]), for the weight's gradient x and y laid out like dout; dx,
+// dy (when not null) written full size on the way. Two kernels: cols_kernel
+// takes every row in one pass (at most kColsMaxRows), cols_sliced_kernel row
+// slices whose column sums finalize_kernel adds.
 template <typename T>
 struct ColArgs : SlicedSumArgs<T> {
-  int subs = 1;
+  int subs = 1;  // cols_kernel: lanes a column pack
+  int qt = 1;    // cols_sliced_kernel: column packs a tile
 };
 
+// The column pack at c summed over rows r, r + step, ... below nr into acc (U rows a step, all loads issued
+// first; no index math beyond row * M + column), dx and dy written on the way.
+template <typename T, int VEC, int U, bool XY, typename I>
+__device__ __forceinline__ void cols_pack_sum(const ColArgs<T>& a, I c, I r, I nr, I step,
+                                              typename AccOf<T>::type (&acc)[VEC]) {
+  using A = typename AccOf<T>::type;
+  const I m = static_cast<I>(a.M);
+  // The column's weights raw, converted where a step's loads are out (as rows_kernel's).
+  Raw<T, VEC> wp;
+  if (a.w) load_raw_lazy<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
+  PackWeights<A, VEC> pw;
+#pragma unroll 1
+  for (; r < nr; r += step * U) {
+    Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (r + u * step < nr)
+        load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
+    }
+    if (a.w) raw_fill<T, VEC>(a.w_step == 0, wp);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (r + u * step < nr)
+        use_sum_pack<T, VEC, XY, I>(gp[u], xp[XY ? u : 0], yp[XY ? u : 0], pw, acc, a.dx, a.dy, (r + u * step) * m + c);
+    }
+  }
+}
+
+// One pass: a column pack (VEC columns) belongs to `subs` adjacent lanes (a
+// power of two <= 32), lane `sub` taking rows sub, sub + subs, ...; the
+// lanes' sums meet in a fixed shuffle tree and the first lane writes tgt.
+// Block t takes the column tile t (kThreads / subs packs).
 template <typename T, int VEC, int U, bool XY, typename I>
 __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   using A = typename AccOf<T>::type;
   const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
   const I grp = static_cast<I>((static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / a.subs);
   const bool live = grp < static_cast<I>(a.M / VEC);
-  const I c = grp * VEC, m = static_cast<I>(a.M);
-  const I r0 = static_cast<I>(static_cast<int64_t>(blockIdx.y) * a.chunk);
-  const I nr = static_cast<I>(static_cast<int64_t>(r0) + a.chunk < a.L ? static_cast<int64_t>(r0) + a.chunk : a.L);
+  const I c = grp * VEC;
   A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-  if (live) {
-    // The column's weights raw, converted where a step's loads are out (as rows_kernel's).
-    Raw<T, VEC> wp;
-    if (a.w) load_raw_lazy<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
-    PackWeights<A, VEC> pw;
-    const I step = static_cast<I>(a.subs);
-#pragma unroll 1
-    for (I r = r0 + sub; r < nr; r += step * U) {
-      Raw<T, VEC> gp[U], xp[XY ? U : 1], yp[XY ? U : 1];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (r + u * step < nr)
-          load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
-      }
-      if (a.w) raw_fill<T, VEC>(a.w_step == 0, wp);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (r + u * step < nr)
-          use_sum_pack<T, VEC, XY, I>(gp[u], xp[XY ? u : 0], yp[XY ? u : 0], pw, acc, a.dx, a.dy, (r + u * step) * m + c);
-      }
-    }
-  }
+  if (live) cols_pack_sum<T, VEC, U, XY, I>(a, c, static_cast<I>(sub), static_cast<I>(a.L), static_cast<I>(a.subs), acc);
   for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (subs is uniform)
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
   }
+  if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
+}
+
+// Row slices: block (t, p) takes column tile t (a.qt column packs) over rows
+// [p * chunk, (p + 1) * chunk), with blockDim.x / qt row lanes: thread i
+// takes pack i % qt on rows lane, lane + lanes, ... (lane = i / qt), so a
+// warp's loads are consecutive packs of a row and no thread idles for want
+// of a power of two. The lanes' sums meet in shared memory in lane order.
+// P == 1: lane 0 writes tgt; else the slice's column sums go to
+// ws[p * M + column] and finalize_kernel's mode 4 adds them (fin_chunked),
+// the same launch with or without graph capture.
+template <typename T, int VEC, int U, bool XY>
+__global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
+  using A = typename AccOf<T>::type;
+  __shared__ A lane_sums[VEC][kThreads];
+  const int qt = a.qt, lanes = static_cast<int>(blockDim.x) / qt;
+  const int pk = static_cast<int>(threadIdx.x) % qt, lane = static_cast<int>(threadIdx.x) / qt;
+  const int32_t grp = static_cast<int32_t>(blockIdx.x) * qt + pk;
+  const bool live = grp < static_cast<int32_t>(a.M / VEC);
+  const int32_t c = grp * VEC;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.chunk, r1 = r0 + a.chunk < a.L ? r0 + a.chunk : a.L;
+  A acc[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) acc[k] = A(0);
+  if (live)
+    cols_pack_sum<T, VEC, U, XY, int32_t>(a, c, static_cast<int32_t>(r0) + lane, static_cast<int32_t>(r1), lanes, acc);
+  if (lanes > 1) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) lane_sums[k][threadIdx.x] = acc[k];
+    __syncthreads();
+    if (lane == 0) {
+      for (int l = 1; l < lanes; ++l) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] += lane_sums[k][l * qt + pk];
+      }
+    }
+  }
+  if (!live || lane != 0) return;
   if (a.P == 1) {
-    if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
+    store_pack<T, VEC>(a.tgt, c, acc);
     return;
   }
-  if (live && sub == 0) {
-    A* part = a.ws + static_cast<int64_t>(blockIdx.y) * a.M + c;
+  A* part = a.ws + static_cast<int64_t>(blockIdx.y) * a.M + c;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) part[k] = acc[k];
-  }
-  if (!a.cnt) return;
-  __shared__ bool last;
-  __threadfence();  // this thread's partials are visible before the block's ticket is taken
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(a.cnt + blockIdx.x, 1u) == static_cast<unsigned>(a.P - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // every other block's partials are read after its ticket
-  const int64_t per = static_cast<int64_t>(kThreads / a.subs) * VEC;  // the tile's columns
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * per, c1 = c0 + per < a.M ? c0 + per : a.M;
-  for (int64_t col = c0 + threadIdx.x; col < c1; col += kThreads)
-    a.tgt[col] = cvt_out<T>(sum_partials_in_order<A, int>(a.ws + col, a.P, a.M));
-  if (threadIdx.x == 0) a.cnt[blockIdx.x] = 0u;  // ready for the stream's next launch
+  for (int k = 0; k < VEC; ++k) part[k] = acc[k];
 }
 
 }  // namespace gpu
