@@ -20,8 +20,10 @@
 //   cols      : backward, one gradient summed down the rows of contiguous
 //               columns (x [3,224,224] vs y [16,3,224,224]; w [768] vs
 //               [2048,768]): lanes per column pack, shuffle sums; one pass
-//               over at most 64 rows, else row slices whose last block per
-//               column tile adds the slices' sums.
+//               over at most 64 rows (cols_kernel), else row slices with
+//               as many row lanes as fill a block, summed in shared memory,
+//               whose column sums a chunked finalize launch adds
+//               (cols_sliced_kernel).
 //   small     : backward of at most 2^19 positions with reduced gradients of
 //               at most 4096 positions an element: one launch; a group of
 //               lanes (or a block) per reduced element sums its positions and
