@@ -550,7 +550,7 @@ constexpr int kFinChunks = kThreads / 32;
 // slices, each added in slice order by its own warp (16 loads in flight a
 // lane), then the chunk sums in chunk order: a fixed order, so any launch gives
 // the same bits, and the loads of a column of partials are spread over a
-// block instead of one thread's chain (cols_sliced_kernel's up to 256 slices).
+// block instead of one thread's chain (cols_sliced_kernel's slices).
 // A block takes 32 consecutive targets, its lanes consecutive columns.
 template <typename T>
 __device__ __forceinline__ void fin_chunked(const FinJob<T>& j, int64_t bid) {

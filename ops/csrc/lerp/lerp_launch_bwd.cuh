@@ -335,7 +335,7 @@ void with_cols_kernel(int vec, bool xy, F&& f) {
 // lanes as fill a block (at most 32; [4096,768] bf16: 96 packs, 2 lanes, 192 threads; [10752,224] bf16: 28
 // packs, 9 lanes); rows cut into slices of at least one step a lane, so that the grid is about one wave,
 // at most kColsMaxSlices (LERP_COLS_MAX_SLICES, read once; for experiments) or as many as keep the partials
-// within kColsPartials (more columns than 512). 128 slices against 256 (H100, events): bf16 w [768] against
+// within kColsPartials (under 512 columns). 128 slices against 256 (H100, events): bf16 w [768] against
 // [32,128,768] 20.8 / 21.8 us, f32 [2048,768] 20.2 / 21.8, f16 [32,128,768] 20.7 / 22.3.
 template <typename T>
 ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
