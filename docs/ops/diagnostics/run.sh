@@ -241,9 +241,10 @@ section_slower() {
     python $here/diagnose.py ncu-target "${S[0]}|torch-ops|bwd" "${S[1]}|torch-ops|bwd" >"$out/slower_ncu.log" 2>&1
 }
 
-# lerp-design.md, cols: the backwards the cols kernel takes in row slices, with them (LERP_COLS_SLICES=1) and on
-# tile2d or gen_k as before (0), against torch.compile (events), then the kernels each runs (profiler timeline:
-# torch.compile's and ours with the slices, and ours without them)
+# lerp-design.md, cols: the backwards the cols kernel takes in row slices, with them (LERP_COLS_SLICES=1), on
+# tile2d or gen_k as before (0) and in up to 256 slices (LERP_COLS_MAX_SLICES=256), against torch.compile
+# (events), then the kernels each runs (profiler timeline: torch.compile's and ours with the slices, and ours
+# without them)
 section_cols_slices() {
   local C=(
     'paddle.lerp(Tensor([364, 7492],"float16"), Tensor([364, 7492],"float16"), Tensor([1, 7492],"float16"), )'
@@ -252,7 +253,7 @@ section_cols_slices() {
     'paddle.lerp(Tensor([2048, 768],"float32"), Tensor([2048, 768],"float32"), Tensor([768],"float32"), )'
     'paddle.lerp(Tensor([1500, 3000],"float32"), Tensor([3000],"float32"), 0.3, )'
   )
-  bwd_ab cols_slices 200 "" LERP_COLS_SLICES=0 -- "${C[@]}"
+  bwd_ab cols_slices 200 "" LERP_COLS_SLICES=0 LERP_COLS_MAX_SLICES=256 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/cols_slices_timeline.log" 2>&1
   LERP_COLS_SLICES=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \

@@ -335,8 +335,7 @@ void with_cols_kernel(int vec, bool xy, F&& f) {
 // lanes as fill a block (at most 32; [4096,768] bf16: 96 packs, 2 lanes, 192 threads; [10752,224] bf16: 28
 // packs, 9 lanes); rows cut into slices of at least one step a lane, so that the grid is about one wave,
 // at most kColsMaxSlices (LERP_COLS_MAX_SLICES, read once; for experiments) or as many as keep the partials
-// within kColsPartials (under 512 columns). 128 slices against 256 (H100, events): bf16 w [768] against
-// [32,128,768] 20.8 / 21.8 us, f32 [2048,768] 20.2 / 21.8, f16 [32,128,768] 20.7 / 22.3.
+// within kColsPartials (under 512 columns); 256 slices ran slower (lerp-design.md, cols).
 template <typename T>
 ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
   constexpr int V = vec_of<T>();
@@ -384,8 +383,8 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
   const int64_t want = std::min({cap, by_rows, std::max<int64_t>(1, wave / p.tiles)});
   p.chunk = ceil_div(rows, want);
   p.slices = ceil_div(rows, p.chunk);
-  // Tiles whose rows are under 128 bytes (few columns: w [1,10] against [1141341,10] f32 took 106 us here
-  // against 89.7 without, H100) and grids with under 64 live threads an SM: tile2d or gen_k.
+  // Tiles whose rows are under 128 bytes (few columns: w [1,10] against [1141341,10] f32 ran slower here,
+  // lerp-design.md) and grids with under 64 live threads an SM: tile2d or gen_k.
   if (p.qt * p.vec * int64_t(sizeof(T)) < 128 || groups * lanes * p.slices < int64_t(sm_count()) * 64) p.slices = 0;
   return p;
 }
