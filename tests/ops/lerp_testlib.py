@@ -112,6 +112,14 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "cols_sliced_w768": ([2048, 768], [2048, 768], [768]),
     "cols_sliced_dy": ([1500, 3002], [3002], 0.3),
     "cols_sliced_narrow": ([4, 3, 224, 224], [4, 3, 224, 224], [224]),
+    # cols_sliced_kernel over dout [O, K, G], the gradient kept along K, G adjacent columns a target (over
+    # 2^19 positions, so not the small kernel): the weight's gradient with 31 one-column packs a target, in 4
+    # row slices and (6 rows) in one; y reduced over [64, 1200, 7] with a scalar weight (16 slices); y
+    # reduced over [256, 300, 8] with a weight one a column (whole packs a target where 8 columns fill them)
+    "cols_groups_dw": ([9, 2, 1100, 31], [9, 2, 1100, 31], [1, 1, 1100, 1]),
+    "cols_groups_one_slice": ([3, 2, 3000, 31], [3, 2, 3000, 31], [1, 1, 3000, 1]),
+    "cols_groups_dy": ([64, 1200, 7], [1200, 1], 0.4),
+    "cols_groups_wcol": ([256, 300, 8], [300, 1], [300, 8]),
 }
 
 

@@ -102,13 +102,15 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
     _check_deterministic_and_captured([42, 1, 2, 6], [42, 755, 2, 1], [1, 755, 2, 6])
 
 
-@pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES"])
+@pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES",
+                                  "LERP_COLS_GROUPS"])
 def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
     of the small kernel), LERP_ROWS_WHOLE=0 (short rows in slices, summed by the last block or a finalize),
     LERP_ROW_COUNTERS=0 (rows and gen_r slices summed by a finalize launch, not by their last block),
-    LERP_COLS_SLICES=0 (the layouts cols takes in row slices back on tile2d or gen_k)."""
+    LERP_COLS_SLICES=0 (the layouts cols takes in row slices back on tile2d or gen_k), LERP_COLS_GROUPS=0 (dout
+    [O, K, G] back on gen_r)."""
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
@@ -218,10 +220,11 @@ def test_cuda_gen_r_ticket_deterministic_and_captured(torch_ext: Any, case: str)
     _check_deterministic_and_captured(*GPU_CASES[case])
 
 
-@pytest.mark.parametrize("case", ["cols_sliced_dw", "cols_sliced_w768", "cols_sliced_narrow"])
+@pytest.mark.parametrize("case", ["cols_sliced_dw", "cols_sliced_w768", "cols_sliced_narrow", "cols_groups_dw"])
 def test_cuda_cols_slices_deterministic_and_captured(torch_ext: Any, case: str) -> None:
-    """cols_sliced_kernel's row slices (row lanes summed in lane order) added by the chunked finalize launch:
-    bitwise equal across runs, and under graph capture equal to the eager result."""
+    """cols_sliced_kernel's row slices (row lanes summed in lane order; a target's columns in column order)
+    added by the chunked finalize launch: bitwise equal across runs, and under graph capture equal to the eager
+    result."""
     _check_deterministic_and_captured(*GPU_CASES[case])
 
 

@@ -2,12 +2,13 @@
 # Diagnostics behind lerp-design.md (and norm_*: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups
 # norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
 # paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
 # and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
 # known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the
-# cols kernel takes in row slices, with and without them; norm_small, norm_long: the small and
+# cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O, K, G] the
+# sliced cols kernel takes as G columns a target, and on gen_r; norm_small, norm_long: the small and
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
@@ -16,7 +17,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices norm_small norm_long norm_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups norm_small norm_long norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -258,6 +259,20 @@ section_cols_slices() {
     >"$out/cols_slices_timeline.log" 2>&1
   LERP_COLS_SLICES=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
     >"$out/cols_slices_timeline_LERP_COLS_SLICES_0.log" 2>&1
+}
+
+# lerp-design.md, cols: the backwards over dout [O, K, G] (the gradient kept along K, G a short run) as targets
+# of G columns on cols_sliced_kernel (LERP_COLS_GROUPS=1) and on gen_r (0), against torch.compile (events), then
+# the kernels each runs (profiler timeline)
+section_cols_groups() {
+  local C=('paddle.lerp(Tensor([9, 2, 5246, 31],"float16"), Tensor([9, 2, 5246, 31],"float16"), Tensor([1, 1, 5246, 1],"float16"), )'
+    'paddle.lerp(Tensor([9, 2, 5246, 31],"float32"), Tensor([9, 2, 5246, 31],"float32"), Tensor([1, 1, 5246, 1],"float32"), )'
+    'paddle.lerp(Tensor([64, 3, 1000, 7],"bfloat16"), Tensor([3, 1000, 1],"bfloat16"), 0.4, )')
+  bwd_ab cols_groups 200 "" LERP_COLS_GROUPS=0 -- "${C[@]}"
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
+    >"$out/cols_groups_timeline.log" 2>&1
+  LERP_COLS_GROUPS=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
+    >"$out/cols_groups_timeline_LERP_COLS_GROUPS_0.log" 2>&1
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

@@ -23,7 +23,9 @@
 //               over at most 64 rows (cols_kernel), else row slices with
 //               as many row lanes as fill a block, summed in shared memory,
 //               whose column sums a chunked finalize launch adds
-//               (cols_sliced_kernel).
+//               (cols_sliced_kernel); also dout [O, K, G] with a short
+//               inner run G summed, G adjacent columns a target
+//               (w [1,1,5246,1] vs [9,2,5246,31]).
 //   small     : backward of at most 2^19 positions with reduced gradients of
 //               at most 4096 positions an element: one launch; a group of
 //               lanes (or a block) per reduced element sums its positions and

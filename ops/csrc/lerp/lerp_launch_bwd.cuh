@@ -290,24 +290,37 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
 
 // Can this backward pass run as a cols kernel? One reduced gradient (nothing
 // fused) whose kept positions are the innermost, contiguous ones of dout
-// (dout is [L, M] row-major), a weight constant down each column, for the
-// weight's gradient x and y laid out like dout, 32-bit offsets, and a plan
-// (cols_plan): one pass (cols_kernel) over at most kColsMaxRows rows with
-// enough columns to fill a wave with at most 32 lanes per column pack, or
-// row slices (cols_sliced_kernel) with at least 64 live threads an SM in all.
-// LERP_COLS=0 sends these to tile2d or gen_k, LERP_COLS_SLICES=0 only the
-// sliced ones (read once; for experiments).
+// (dout is [L, M] row-major), or dout [O, K, G] with the gradient kept along
+// K and G at most kColsMaxGroup (G adjacent columns a target), a weight
+// constant down each column, for the weight's gradient x and y laid out like
+// dout, 32-bit offsets, and a plan (cols_plan): one pass (cols_kernel) over at
+// most kColsMaxRows rows with enough columns to fill a wave with at most 32
+// lanes per column pack, or row slices (cols_sliced_kernel) with at least 64
+// live threads an SM in all. LERP_COLS=0 sends these to tile2d, gen_k or
+// gen_r, LERP_COLS_SLICES=0 only the sliced ones, LERP_COLS_GROUPS=0 only
+// the [O, K, G] ones (read once; for experiments).
 constexpr int64_t kColsMaxRows = 64;
+constexpr int64_t kColsMaxGroup = 64;
 // cols_sliced_kernel's row slices: at most kColsMaxSlices, or as many as keep the [P, M] partials within
 // kColsPartials values.
 constexpr int64_t kColsMaxSlices = 128;
 constexpr int64_t kColsPartials = int64_t(1) << 16;
 constexpr int kColsU = 4;  // rows a lane loads per step
 
-// The cols kernels' configuration: columns a pack; one pass: lanes a column pack (`subs`); sliced: column
-// packs a tile (qt) and threads a block (qt times the row lanes); row slices and their length, column tiles
-// (blocks a slice). slices == 0: the layout takes no cols kernel; one_pass: cols_kernel.
+// dout as the cols kernels see it: [rows, cols] row-major, the gradient kept along the columns, grp
+// adjacent columns a target (1: the kept positions innermost; G: dout [O, K, G]), and the weight's index
+// (w[c * w_step], or w[(c / grp) * w_step] where it is one a target: w_grp).
+struct ColsView {
+  int64_t rows = 0, cols = 0, w_step = 0;
+  int grp = 1;
+  bool w_grp = false;
+};
+
+// The cols kernels' configuration: the view, columns a pack; one pass: lanes a column pack (`subs`); sliced:
+// column packs a tile (qt, whole targets) and threads a block (qt times the row lanes); row slices and their
+// length, column tiles (blocks a slice). slices == 0: the layout takes no cols kernel; one_pass: cols_kernel.
 struct ColsPlan {
+  ColsView view;
   int vec = 1, subs = 1, qt = 1, threads = kThreads;
   bool one_pass = false;
   int64_t slices = 0, chunk = 0, tiles = 0;
@@ -333,28 +346,33 @@ void with_cols_kernel(int vec, bool xy, F&& f) {
 // 9.5 with 8 (1.8 waves), 11.8 with 16, and gen_k's 10.9); LERP_COLS_SUBS=1..32 forces it (read once; for
 // experiments). Sliced: column tiles of at most kThreads packs, as even as the packs allow, and as many row
 // lanes as fill a block (at most 32; [4096,768] bf16: 96 packs, 2 lanes, 192 threads; [10752,224] bf16: 28
-// packs, 9 lanes); rows cut into slices of at least one step a lane, so that the grid is about one wave,
+// packs, 9 lanes; [O, K, G]: whole targets a tile, w [1,1,5246,1] against [9,2,5246,31] f16: 8 targets of
+// 31 one-column packs, 248 threads); rows cut into slices of at least one step a lane, so that the grid is
+// about one wave,
 // at most kColsMaxSlices (LERP_COLS_MAX_SLICES, read once; for experiments) or as many as keep the partials
 // within kColsPartials (under 512 columns); 256 slices ran slower (lerp-design.md, cols).
 template <typename T>
-ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
+ColsPlan cols_plan(const ColsView& view, const GenArgs<T>& a) {
   constexpr int V = vec_of<T>();
   static const int forced = env_int("LERP_COLS_SUBS", 0);
   static const int sliced_on = env_int("LERP_COLS_SLICES", 1);
   static const int64_t max_slices = env_int("LERP_COLS_MAX_SLICES", static_cast<int>(kColsMaxSlices));
   ColsPlan p;
+  p.view = view;
   const bool xy = a.target == kW;
-  // Packs of vec columns where M and every pointer allow them: 16 bytes, else 8 (2-byte columns of a multiple
-  // of 4, f32 of 2), else one column.
+  const int g = view.grp;
+  // Packs of vec columns where the columns, a target's columns and every pointer allow them: 16 bytes, else
+  // 8 (2-byte columns of a multiple of 4, f32 of 2), else one column.
   const auto fits = [&](int vec) {
     const uintptr_t m = uintptr_t(vec) * sizeof(T) - 1;
     const auto al = [m](const void* q) { return (reinterpret_cast<uintptr_t>(q) & m) == 0; };
-    return lay.M % vec == 0 && al(a.g) && al(a.tgt) && (a.target == kX || al(a.dx)) && (a.target == kY || al(a.dy)) &&
-           (!xy || (al(a.x) && al(a.y))) && (!a.w || lay.stride[kW][0] == 0 || al(a.w));
+    return view.cols % vec == 0 && g % vec == 0 && al(a.g) && (g > 1 || al(a.tgt)) && (a.target == kX || al(a.dx)) &&
+           (a.target == kY || al(a.dy)) && (!xy || (al(a.x) && al(a.y))) &&
+           (!a.w || view.w_grp || view.w_step == 0 || al(a.w));
   };
   p.vec = fits(V) ? V : (V > 2 && fits(V / 2)) ? V / 2 : 1;
-  const int64_t groups = lay.M / p.vec, rows = lay.L;
-  p.one_pass = rows <= kColsMaxRows && lay.M / V * 32 >= int64_t(sm_count()) * 2048;  // 2048: an SM's threads
+  const int64_t groups = view.cols / p.vec, rows = view.rows;
+  p.one_pass = g == 1 && rows <= kColsMaxRows && view.cols / V * 32 >= int64_t(sm_count()) * 2048;  // an SM's threads
   if (p.one_pass) {
     const void* k = nullptr;
     with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
@@ -369,17 +387,21 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
     return p;
   }
   if (!sliced_on) return p;
-  p.tiles = ceil_div(groups, kThreads);
-  p.qt = static_cast<int>(ceil_div(groups, p.tiles));
+  const bool grouped = g > 1 || view.w_grp;
+  // Tiles of whole units (a target's packs; a pack where targets are single columns).
+  const int64_t unit = g > 1 ? g / p.vec : 1, units = groups / unit, targets = view.cols / g;
+  p.tiles = ceil_div(units, kThreads / unit);
+  p.qt = static_cast<int>(ceil_div(units, p.tiles) * unit);
   const int lanes = static_cast<int>(std::min<int64_t>({32, kThreads / p.qt, rows}));
   p.threads = p.qt * lanes;
   const void* k = nullptr;
   with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
-    k = reinterpret_cast<const void*>(&cols_sliced_kernel<T, decltype(v)::value, kColsU, decltype(x)::value>);
+    k = grouped ? reinterpret_cast<const void*>(&cols_sliced_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, true>)
+                : reinterpret_cast<const void*>(&cols_sliced_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, false>);
   });
   const int64_t wave = int64_t(sm_count()) * blocks_per_sm(k, p.threads);
   const int64_t by_rows = std::max<int64_t>(1, rows / (int64_t(lanes) * kColsU));
-  const int64_t cap = std::max<int64_t>({1, max_slices, kColsPartials / lay.M});
+  const int64_t cap = std::max<int64_t>({1, max_slices, kColsPartials / targets});
   const int64_t want = std::min({cap, by_rows, std::max<int64_t>(1, wave / p.tiles)});
   p.chunk = ceil_div(rows, want);
   p.slices = ceil_div(rows, p.chunk);
@@ -390,17 +412,39 @@ ColsPlan cols_plan(const Layout& lay, const GenArgs<T>& a) {
 }
 
 // The layout's cols plan (cols_plan), or none (slices == 0) where the pass cannot run as a cols kernel.
+// Layout dims: [columns | rows] (kept innermost), or [K | O, G] for dout [O, K, G].
 template <typename T>
 ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
   static const int on = env_int("LERP_COLS", 1);
-  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr)) return {};
-  if (lay.nk != 1 || lay.nr != 1 || lay.stride[kOut][0] != 1 || lay.stride[kOut][1] != lay.M) return {};
-  if (reduced_inner(lay, a.target) || (a.w && lay.stride[kW][1] != 0)) return {};
-  if (a.target == kW) {
-    for (int i = 0; i < 2; ++i)
-      if (lay.stride[kX][i] != lay.stride[kOut][i] || lay.stride[kY][i] != lay.stride[kOut][i]) return {};
+  static const int groups_on = env_int("LERP_COLS_GROUPS", 1);
+  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr) || lay.nk != 1) return {};
+  const int nd = lay.nk + lay.nr;
+  const int64_t* so = lay.stride[kOut];
+  ColsView v;
+  if (lay.nr == 1) {
+    if (so[0] != 1 || so[1] != lay.M || reduced_inner(lay, a.target)) return {};
+    v.rows = lay.L;
+  } else if (lay.nr == 2 && groups_on) {
+    const int64_t G = lay.size[2];
+    if (G > kColsMaxGroup || so[2] != 1 || so[0] != G || so[1] != lay.M * G) return {};
+    v.grp = static_cast<int>(G);
+    v.rows = lay.size[1];
+  } else {
+    return {};
   }
-  return small_layout(lay) ? cols_plan<T>(lay, a) : ColsPlan{};
+  v.cols = lay.M * v.grp;
+  if (a.target == kW) {
+    for (int i = 0; i < nd; ++i)
+      if (lay.stride[kX][i] != so[i] || lay.stride[kY][i] != so[i]) return {};
+  }
+  if (a.w) {  // constant down the rows; with targets of G columns one a target or one a column
+    const int64_t* sw = lay.stride[kW];
+    if (sw[1] != 0) return {};
+    v.w_grp = v.grp > 1 && sw[2] == 0;
+    if (v.grp > 1 && !v.w_grp && (sw[2] != 1 || sw[0] != v.grp)) return {};
+    v.w_step = v.grp > 1 && !v.w_grp ? 1 : sw[0];
+  }
+  return small_layout(lay) ? cols_plan<T>(v, a) : ColsPlan{};
 }
 
 // The cols pass for a layout with the plan cols_apply() gave it: the sliced kernel's partials added by a
@@ -410,11 +454,17 @@ void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, cons
   using A = typename AccOf<T>::type;
   ColArgs<T> c;
   fill_sum_args<T>(lay, a, c);
+  c.M = p.view.cols;
+  c.L = p.view.rows;
+  c.w_step = p.view.w_step;
+  c.w_grp = p.view.w_grp;
+  c.grp = p.view.grp;
   c.subs = p.subs;
   c.qt = p.qt;
   c.P = static_cast<int>(p.slices);
   c.chunk = p.chunk;
-  if (c.P > 1) c.ws = static_cast<A*>(alloc(sizeof(A) * c.P * c.M));
+  const int64_t targets = c.M / c.grp;
+  if (c.P > 1) c.ws = static_cast<A*>(alloc(sizeof(A) * c.P * targets));
   const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(c.P));
   with_cols_kernel<T>(p.vec, a.target == kW, [&](auto v, auto x) {
     constexpr int VEC = decltype(v)::value;
@@ -422,11 +472,16 @@ void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, cons
     if (p.one_pass) {
       cols_kernel<T, VEC, kColsU, XY, int32_t><<<grid, kThreads, 0, stream>>>(c);
     } else {
-      cols_sliced_kernel<T, VEC, kColsU, XY><<<grid, static_cast<unsigned>(p.threads), 0, stream>>>(c);
+      const unsigned threads = static_cast<unsigned>(p.threads);
+      if (c.grp > 1 || c.w_grp) {
+        cols_sliced_kernel<T, VEC, kColsU, XY, true><<<grid, threads, 0, stream>>>(c);
+      } else {
+        cols_sliced_kernel<T, VEC, kColsU, XY, false><<<grid, threads, 0, stream>>>(c);
+      }
     }
   });
   check_cuda(cudaGetLastError(), "cols kernel launch");
-  if (c.P > 1) finalize_partials<T>(c.ws, c.P, c.M, c.tgt, 4, stream);
+  if (c.P > 1) finalize_partials<T>(c.ws, c.P, targets, c.tgt, 4, stream);
 }
 
 // One backward pass over the output positions with one reduced target

@@ -206,23 +206,33 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
 // w[c * w_step]), for the weight's gradient x and y laid out like dout; dx,
 // dy (when not null) written full size on the way. Two kernels: cols_kernel
 // takes every row in one pass (at most kColsMaxRows), cols_sliced_kernel row
-// slices whose column sums finalize_kernel adds.
+// slices whose column sums finalize_kernel adds. cols_sliced_kernel also
+// takes targets of `grp` adjacent columns each: dout [O, K, G] with the
+// gradient kept along K and summed over O and G (w [1,1,5246,1] against
+// [9,2,5246,31]: 18 rows of 5246 x 31 columns), the weight then one a
+// target (w_grp: w[(c / grp) * w_step]) or one a column.
 template <typename T>
 struct ColArgs : SlicedSumArgs<T> {
-  int subs = 1;  // cols_kernel: lanes a column pack
-  int qt = 1;    // cols_sliced_kernel: column packs a tile
+  int subs = 1;        // cols_kernel: lanes a column pack
+  int qt = 1;          // cols_sliced_kernel: column packs a tile
+  int grp = 1;         // columns a target (cols_sliced_kernel): tgt and ws have M / grp targets
+  bool w_grp = false;  // the weight one a target, not one a column
 };
 
 // The column pack at c summed over rows r, r + step, ... below nr into acc (U rows a step, all loads issued
-// first; no index math beyond row * M + column), dx and dy written on the way.
-template <typename T, int VEC, int U, bool XY, typename I>
+// first; no index math beyond row * M + column), dx and dy written on the way. GW: the weight may be one a
+// target of a.grp columns (a.w_grp).
+template <typename T, int VEC, int U, bool XY, typename I, bool GW>
 __device__ __forceinline__ void cols_pack_sum(const ColArgs<T>& a, I c, I r, I nr, I step,
                                               typename AccOf<T>::type (&acc)[VEC]) {
   using A = typename AccOf<T>::type;
   const I m = static_cast<I>(a.M);
-  // The column's weights raw, converted where a step's loads are out (as rows_kernel's).
+  // The column's weights raw, converted where a step's loads are out (as rows_kernel's); one value for the
+  // pack where the weight is one a target (a pack never spans two: VEC divides grp).
   Raw<T, VEC> wp;
-  if (a.w) load_raw_lazy<T, VEC>(a.w, c * static_cast<I>(a.w_step), a.w_step == 0, wp);
+  const bool w_one = (GW && a.w_grp) || a.w_step == 0;
+  const I wi = (GW && a.w_grp ? c / static_cast<I>(a.grp) : c) * static_cast<I>(a.w_step);
+  if (a.w) load_raw_lazy<T, VEC>(a.w, wi, w_one, wp);
   PackWeights<A, VEC> pw;
 #pragma unroll 1
   for (; r < nr; r += step * U) {
@@ -232,7 +242,7 @@ __device__ __forceinline__ void cols_pack_sum(const ColArgs<T>& a, I c, I r, I n
       if (r + u * step < nr)
         load_sum_pack<T, VEC, XY, I>(a.g, a.x, a.y, (r + u * step) * m + c, gp[u], xp[XY ? u : 0], yp[XY ? u : 0]);
     }
-    if (a.w) raw_fill<T, VEC>(a.w_step == 0, wp);
+    if (a.w) raw_fill<T, VEC>(w_one, wp);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) pw.set(k, a.w ? raw_at<T, VEC>(wp, k) : static_cast<A>(a.wsc), a.sum_lo);
 #pragma unroll
@@ -257,12 +267,38 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
-  if (live) cols_pack_sum<T, VEC, U, XY, I>(a, c, static_cast<I>(sub), static_cast<I>(a.L), static_cast<I>(a.subs), acc);
+  if (live)
+    cols_pack_sum<T, VEC, U, XY, I, false>(a, c, static_cast<I>(sub), static_cast<I>(a.L), static_cast<I>(a.subs), acc);
   for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (subs is uniform)
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
   }
   if (live && sub == 0) store_pack<T, VEC>(a.tgt, c, acc);
+}
+
+// cols_sliced_kernel's targets of grp adjacent columns: the tile's column sums (acc of the threads `own`,
+// pack pk) meet in shared memory, and thread j adds target j's columns in column order, then writes it
+// (P == 1: tgt) or its slice partial (ws[p * targets + target]). Called by every thread of the block.
+template <typename T, int VEC>
+__device__ __forceinline__ void cols_group_sums(const ColArgs<T>& a, typename AccOf<T>::type (&sums)[VEC][kThreads],
+                                                const typename AccOf<T>::type (&acc)[VEC], bool own, int pk) {
+  using A = typename AccOf<T>::type;
+  __syncthreads();  // the lanes' sums are read
+  if (own) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) sums[k][pk] = acc[k];
+  }
+  __syncthreads();
+  const int per = a.qt * VEC / a.grp;  // targets a tile
+  const int64_t targets = a.M / a.grp, j = static_cast<int64_t>(blockIdx.x) * per + threadIdx.x;
+  if (static_cast<int>(threadIdx.x) >= per || j >= targets) return;
+  A s = A(0);
+  for (int i = 0, col = static_cast<int>(threadIdx.x) * a.grp; i < a.grp; ++i, ++col) s += sums[col % VEC][col / VEC];
+  if (a.P == 1) {
+    a.tgt[j] = cvt_out<T>(s);
+  } else {
+    a.ws[static_cast<int64_t>(blockIdx.y) * targets + j] = s;
+  }
 }
 
 // Row slices: block (t, p) takes column tile t (a.qt column packs) over rows
@@ -272,8 +308,11 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
 // of a power of two. The lanes' sums meet in shared memory in lane order.
 // P == 1: lane 0 writes tgt; else the slice's column sums go to
 // ws[p * M + column] and finalize_kernel's mode 4 adds them (fin_chunked),
-// the same launch with or without graph capture.
-template <typename T, int VEC, int U, bool XY>
+// the same launch with or without graph capture. GROUPED (targets of a.grp
+// columns, or a weight one a target): tiles hold whole targets (qt * VEC a
+// multiple of grp) and each target's columns are added in column order
+// (cols_group_sums) before the same writes, per target.
+template <typename T, int VEC, int U, bool XY, bool GROUPED>
 __global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
   using A = typename AccOf<T>::type;
   __shared__ A lane_sums[VEC][kThreads];
@@ -287,7 +326,8 @@ __global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
   if (live)
-    cols_pack_sum<T, VEC, U, XY, int32_t>(a, c, static_cast<int32_t>(r0) + lane, static_cast<int32_t>(r1), lanes, acc);
+    cols_pack_sum<T, VEC, U, XY, int32_t, GROUPED>(a, c, static_cast<int32_t>(r0) + lane, static_cast<int32_t>(r1), lanes,
+                                                   acc);
   if (lanes > 1) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) lane_sums[k][threadIdx.x] = acc[k];
@@ -297,6 +337,12 @@ __global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
 #pragma unroll
         for (int k = 0; k < VEC; ++k) acc[k] += lane_sums[k][l * qt + pk];
       }
+    }
+  }
+  if constexpr (GROUPED) {
+    if (a.grp > 1) {
+      cols_group_sums<T, VEC>(a, lane_sums, acc, live && lane == 0, pk);
+      return;
     }
   }
   if (!live || lane != 0) return;
