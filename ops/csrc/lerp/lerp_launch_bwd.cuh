@@ -366,7 +366,7 @@ ColsPlan cols_plan(const ColsView& view, const GenArgs<T>& a) {
   const auto fits = [&](int vec) {
     const uintptr_t m = uintptr_t(vec) * sizeof(T) - 1;
     const auto al = [m](const void* q) { return (reinterpret_cast<uintptr_t>(q) & m) == 0; };
-    return view.cols % vec == 0 && g % vec == 0 && al(a.g) && (g > 1 || al(a.tgt)) && (a.target == kX || al(a.dx)) &&
+    return view.cols % vec == 0 && (g == 1 || g % vec == 0) && al(a.g) && (g > 1 || al(a.tgt)) && (a.target == kX || al(a.dx)) &&
            (a.target == kY || al(a.dy)) && (!xy || (al(a.x) && al(a.y))) &&
            (!a.w || view.w_grp || view.w_step == 0 || al(a.w));
   };
