@@ -37,6 +37,13 @@ def test_torch_vs_numpy(torch_ext: Any, case: str, dtype: str) -> None:
     run_torch_case(torch_ext, case, dtype, "cpu")
 
 
+@pytest.mark.parametrize("needs", ["x", "y", "w", "xy", "xw", "yw"])
+@pytest.mark.parametrize("case", ["same_shape", "bcast_issue", "bcast_middle_w", "bcast_y_small", "empty_bcast"])
+def test_torch_gradient_subsets(torch_ext: Any, case: str, needs: str) -> None:
+    """Only some inputs needing a gradient: those gradients against the float64 reference."""
+    run_torch_case(torch_ext, case, "float32", "cpu", seed=6, needs=needs)
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if not c.startswith("empty")])
 def test_torch_vs_torch_lerp(torch_ext: Any, case: str) -> None:
     """Same values and grads (x, y and tensor weight) as torch.lerp, float64."""

@@ -25,6 +25,15 @@ def test_cuda_vs_numpy(torch_ext: Any, case: str, dtype: str) -> None:
     run_torch_case(torch_ext, case, dtype, "cuda", seed=4)
 
 
+@pytest.mark.parametrize("needs", ["x", "y", "w", "xy", "xw", "yw"])
+@pytest.mark.parametrize("case", ["cols_wfull_dy", "cols_wfull_groups", "cols_wfull_odd", "cols_wfull_one_pass",
+                                  "cols_groups_dw", "cols_sliced_dw", "gather_rows", "fused_dx_dw", "issue_bcast"])
+def test_cuda_gradient_subsets(torch_ext: Any, case: str, needs: str) -> None:
+    """Only some inputs needing a gradient (the backward then writes fewer full-size gradients on its way: a
+    full-size weight without dw, dw without the other input's gradient): against the float64 reference."""
+    run_torch_case(torch_ext, case, "float32", "cuda", seed=6, needs=needs)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", [c for c in list(CASES) + list(GPU_CASES) if not c.startswith("empty")])
 def test_cuda_vs_torch_lerp(torch_ext: Any, case: str, dtype: str) -> None:
@@ -103,14 +112,14 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
 
 
 @pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES",
-                                  "LERP_COLS_GROUPS"])
+                                  "LERP_COLS_GROUPS", "LERP_COLS_WFULL"])
 def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
     of the small kernel), LERP_ROWS_WHOLE=0 (short rows in slices, summed by the last block or a finalize),
     LERP_ROW_COUNTERS=0 (rows and gen_r slices summed by a finalize launch, not by their last block),
     LERP_COLS_SLICES=0 (the layouts cols takes in row slices back on tile2d or gen_k), LERP_COLS_GROUPS=0 (dout
-    [O, K, G] back on gen_r)."""
+    [O, K, G] back on gen_r), LERP_COLS_WFULL=0 (a full-size weight back on tile2d, gen_k or gen_r)."""
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
@@ -220,7 +229,8 @@ def test_cuda_gen_r_ticket_deterministic_and_captured(torch_ext: Any, case: str)
     _check_deterministic_and_captured(*GPU_CASES[case])
 
 
-@pytest.mark.parametrize("case", ["cols_sliced_dw", "cols_sliced_w768", "cols_sliced_narrow", "cols_groups_dw"])
+@pytest.mark.parametrize("case", ["cols_sliced_dw", "cols_sliced_w768", "cols_sliced_narrow", "cols_groups_dw",
+                                  "cols_wfull_dy", "cols_wfull_groups"])
 def test_cuda_cols_slices_deterministic_and_captured(torch_ext: Any, case: str) -> None:
     """cols_sliced_kernel's row slices (row lanes summed in lane order; a target's columns in column order)
     added by the chunked finalize launch: bitwise equal across runs, and under graph capture equal to the eager

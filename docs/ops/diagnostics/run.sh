@@ -3,12 +3,13 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups
-# norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
+# cols_wfull norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
 # paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
 # and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
 # known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the
 # cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O, K, G] the
-# sliced cols kernel takes as G columns a target, and on gen_r; norm_small, norm_long: the small and
+# sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight
+# the cols kernels take, and on tile2d or gen_r; norm_small, norm_long: the small and
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
@@ -17,7 +18,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups norm_small norm_long norm_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull norm_small norm_long norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -273,6 +274,20 @@ section_cols_groups() {
     >"$out/cols_groups_timeline.log" 2>&1
   LERP_COLS_GROUPS=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
     >"$out/cols_groups_timeline_LERP_COLS_GROUPS_0.log" 2>&1
+}
+
+# lerp-design.md, cols: the backwards with a full-size weight (x's or y's gradient summed down the columns, dw
+# and the other input's gradient written on the way) on the cols kernels (LERP_COLS_WFULL=1) and on tile2d or
+# gen_r (0), against torch.compile (events), then the kernels each runs (profiler timeline)
+section_cols_wfull() {
+  local C=('paddle.lerp(Tensor([94866, 4, 173],"bfloat16"), Tensor([1, 4, 173],"bfloat16"), Tensor([94866, 4, 173],"bfloat16"), )'
+    'paddle.lerp(Tensor([1, 91, 1, 1],"float32"), Tensor([11039, 2, 91, 14, 2],"float32"), Tensor([11039, 2, 91, 14, 2],"float32"), )'
+    'paddle.lerp(Tensor([8192, 4096],"float16"), Tensor([4096],"float16"), Tensor([8192, 4096],"float16"), )')
+  bwd_ab cols_wfull 300 "" LERP_COLS_WFULL=0 -- "${C[@]}"
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
+    >"$out/cols_wfull_timeline.log" 2>&1
+  LERP_COLS_WFULL=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
+    >"$out/cols_wfull_timeline_LERP_COLS_WFULL_0.log" 2>&1
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

@@ -25,7 +25,9 @@
 //               whose column sums a chunked finalize launch adds
 //               (cols_sliced_kernel); also dout [O, K, G] with a short
 //               inner run G summed, G adjacent columns a target
-//               (w [1,1,5246,1] vs [9,2,5246,31]).
+//               (w [1,1,5246,1] vs [9,2,5246,31]); also a full-size weight
+//               with dw written on the way (y [1,4,173] vs [94866,4,173]
+//               with w full size).
 //   small     : backward of at most 2^19 positions with reduced gradients of
 //               at most 4096 positions an element: one launch; a group of
 //               lanes (or a block) per reduced element sums its positions and

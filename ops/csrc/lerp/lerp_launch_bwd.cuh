@@ -292,19 +292,24 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
 // fused) whose kept positions are the innermost, contiguous ones of dout
 // (dout is [L, M] row-major), or dout [O, K, G] with the gradient kept along
 // K and G at most kColsMaxGroup (G adjacent columns a target), a weight
-// constant down each column, for the weight's gradient x and y laid out like
-// dout, 32-bit offsets, and a plan (cols_plan): one pass (cols_kernel) over at
-// most kColsMaxRows rows with enough columns to fill a wave with at most 32
-// lanes per column pack, or row slices (cols_sliced_kernel) with at least 64
-// live threads an SM in all. LERP_COLS=0 sends these to tile2d, gen_k or
-// gen_r, LERP_COLS_SLICES=0 only the sliced ones, LERP_COLS_GROUPS=0 only
-// the [O, K, G] ones (read once; for experiments).
+// constant down each column or (x's or y's gradient; dw then written on the
+// way, from the other input laid out like dout) laid out like dout, for the
+// weight's gradient x and y laid out like dout, 32-bit offsets, and a plan
+// (cols_plan): one pass (cols_kernel) over at most kColsMaxRows rows with
+// enough columns to fill a wave with at most 32 lanes per column pack, or row
+// slices (cols_sliced_kernel) with at least 64 live threads an SM in all.
+// LERP_COLS=0 sends these to tile2d, gen_k or gen_r, LERP_COLS_SLICES=0 only
+// the sliced ones, LERP_COLS_GROUPS=0 only the [O, K, G] ones,
+// LERP_COLS_WFULL=0 only those with a full-size weight (read once; for
+// experiments).
 constexpr int64_t kColsMaxRows = 64;
 constexpr int64_t kColsMaxGroup = 64;
 // cols_sliced_kernel's row slices: at most kColsMaxSlices, or as many as keep the [P, M] partials within
-// kColsPartials values.
+// kColsPartials values or within one a kColsShare positions of dout (large problems: y [1,4,173] against
+// [94866,4,173], a wave of slices where 128 would leave 128 blocks).
 constexpr int64_t kColsMaxSlices = 128;
 constexpr int64_t kColsPartials = int64_t(1) << 16;
+constexpr int64_t kColsShare = 64;
 constexpr int kColsU = 4;  // rows a lane loads per step
 
 // dout as the cols kernels see it: [rows, cols] row-major, the gradient kept along the columns, grp
@@ -314,6 +319,7 @@ struct ColsView {
   int64_t rows = 0, cols = 0, w_step = 0;
   int grp = 1;
   bool w_grp = false;
+  int kind = kColsG;  // ColsKind; kColsWFull: the weight laid out like dout
 };
 
 // The cols kernels' configuration: the view, columns a pack; one pass: lanes a column pack (`subs`); sliced:
@@ -326,12 +332,21 @@ struct ColsPlan {
   int64_t slices = 0, chunk = 0, tiles = 0;
 };
 
-// f(std::integral_constant<int, VEC>, std::bool_constant<XY>) for the cols kernels' instantiation of pack
-// width vec (vec_of<T>(), half of it, or 1) and XY: the kernel that cols_plan sizes is the one launch_cols runs.
+// f(std::integral_constant<int, VEC>, std::integral_constant<int, KIND>) for the cols kernels' instantiation
+// of pack width vec (vec_of<T>(), half of it, or 1) and kind (ColsKind): the kernel that cols_plan sizes is the
+// one launch_cols runs.
 template <typename T, typename F>
-void with_cols_kernel(int vec, bool xy, F&& f) {
+void with_cols_kernel(int vec, int kind, F&& f) {
   constexpr int V = vec_of<T>();
-  const auto pick = [&](auto v) { xy ? f(v, std::true_type{}) : f(v, std::false_type{}); };
+  const auto pick = [&](auto v) {
+    if (kind == kColsXY) {
+      f(v, std::integral_constant<int, kColsXY>{});
+    } else if (kind == kColsWFull) {
+      f(v, std::integral_constant<int, kColsWFull>{});
+    } else {
+      f(v, std::integral_constant<int, kColsG>{});
+    }
+  };
   if (vec == V) {
     pick(std::integral_constant<int, V>{});
   } else if (V > 2 && vec == V / 2) {
@@ -350,7 +365,8 @@ void with_cols_kernel(int vec, bool xy, F&& f) {
 // 31 one-column packs, 248 threads); rows cut into slices of at least one step a lane, so that the grid is
 // about one wave,
 // at most kColsMaxSlices (LERP_COLS_MAX_SLICES, read once; for experiments) or as many as keep the partials
-// within kColsPartials (under 512 columns); 256 slices ran slower (lerp-design.md, cols).
+// within kColsPartials (under 512 targets) or one a kColsShare positions; 256 slices ran slower on the small
+// problems of lerp-design.md, cols.
 template <typename T>
 ColsPlan cols_plan(const ColsView& view, const GenArgs<T>& a) {
   constexpr int V = vec_of<T>();
@@ -359,23 +375,26 @@ ColsPlan cols_plan(const ColsView& view, const GenArgs<T>& a) {
   static const int64_t max_slices = env_int("LERP_COLS_MAX_SLICES", static_cast<int>(kColsMaxSlices));
   ColsPlan p;
   p.view = view;
-  const bool xy = a.target == kW;
+  const bool xy = view.kind == kColsXY, wf = view.kind == kColsWFull;
   const int g = view.grp;
   // Packs of vec columns where the columns, a target's columns and every pointer allow them: 16 bytes, else
   // 8 (2-byte columns of a multiple of 4, f32 of 2), else one column.
   const auto fits = [&](int vec) {
     const uintptr_t m = uintptr_t(vec) * sizeof(T) - 1;
     const auto al = [m](const void* q) { return (reinterpret_cast<uintptr_t>(q) & m) == 0; };
-    return view.cols % vec == 0 && (g == 1 || g % vec == 0) && al(a.g) && (g > 1 || al(a.tgt)) && (a.target == kX || al(a.dx)) &&
-           (a.target == kY || al(a.dy)) && (!xy || (al(a.x) && al(a.y))) &&
-           (!a.w || view.w_grp || view.w_step == 0 || al(a.w));
+    const bool cols_ok = view.cols % vec == 0 && (g == 1 || g % vec == 0) && al(a.g) && (g > 1 || al(a.tgt)) &&
+                         (a.target == kX || al(a.dx)) && (a.target == kY || al(a.dy)) && (!xy || (al(a.x) && al(a.y)));
+    if (wf)  // the weight, dw and x or y read full size; the target's own input a column at a time (g == 1)
+      return cols_ok && al(a.w) && (!a.dw || (al(a.dw) && al(a.target == kX ? a.y : a.x))) &&
+             (!a.dw || g > 1 || al(a.target == kX ? a.x : a.y));
+    return cols_ok && (!a.w || view.w_grp || view.w_step == 0 || al(a.w));
   };
   p.vec = fits(V) ? V : (V > 2 && fits(V / 2)) ? V / 2 : 1;
   const int64_t groups = view.cols / p.vec, rows = view.rows;
   p.one_pass = g == 1 && rows <= kColsMaxRows && view.cols / V * 32 >= int64_t(sm_count()) * 2048;  // an SM's threads
   if (p.one_pass) {
     const void* k = nullptr;
-    with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
+    with_cols_kernel<T>(p.vec, view.kind, [&](auto v, auto x) {
       k = reinterpret_cast<const void*>(&cols_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, int32_t>);
     });
     const int64_t wave = wave_of(k);
@@ -395,13 +414,13 @@ ColsPlan cols_plan(const ColsView& view, const GenArgs<T>& a) {
   const int lanes = static_cast<int>(std::min<int64_t>({32, kThreads / p.qt, rows}));
   p.threads = p.qt * lanes;
   const void* k = nullptr;
-  with_cols_kernel<T>(p.vec, xy, [&](auto v, auto x) {
+  with_cols_kernel<T>(p.vec, view.kind, [&](auto v, auto x) {
     k = grouped ? reinterpret_cast<const void*>(&cols_sliced_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, true>)
                 : reinterpret_cast<const void*>(&cols_sliced_kernel<T, decltype(v)::value, kColsU, decltype(x)::value, false>);
   });
   const int64_t wave = int64_t(sm_count()) * blocks_per_sm(k, p.threads);
   const int64_t by_rows = std::max<int64_t>(1, rows / (int64_t(lanes) * kColsU));
-  const int64_t cap = std::max<int64_t>({1, max_slices, kColsPartials / targets});
+  const int64_t cap = std::max<int64_t>({1, max_slices, kColsPartials / targets, rows * view.cols / kColsShare / targets});
   const int64_t want = std::min({cap, by_rows, std::max<int64_t>(1, wave / p.tiles)});
   p.chunk = ceil_div(rows, want);
   p.slices = ceil_div(rows, p.chunk);
@@ -417,7 +436,8 @@ template <typename T>
 ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
   static const int on = env_int("LERP_COLS", 1);
   static const int groups_on = env_int("LERP_COLS_GROUPS", 1);
-  if (!on || a.target < 0 || a.target2 >= 0 || (a.target != kW && a.dw != nullptr) || lay.nk != 1) return {};
+  static const int wfull_on = env_int("LERP_COLS_WFULL", 1);
+  if (!on || a.target < 0 || a.target2 >= 0 || lay.nk != 1) return {};
   const int nd = lay.nk + lay.nr;
   const int64_t* so = lay.stride[kOut];
   ColsView v;
@@ -433,13 +453,21 @@ ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
     return {};
   }
   v.cols = lay.M * v.grp;
-  if (a.target == kW) {
+  const auto like_out = [&](int t) {
     for (int i = 0; i < nd; ++i)
-      if (lay.stride[kX][i] != so[i] || lay.stride[kY][i] != so[i]) return {};
-  }
-  if (a.w) {  // constant down the rows; with targets of G columns one a target or one a column
+      if (lay.stride[t][i] != so[i]) return false;
+    return true;
+  };
+  v.kind = a.target == kW ? kColsXY : kColsG;
+  if (a.target == kW && (!like_out(kX) || !like_out(kY))) return {};
+  if (a.w && like_out(kW) && wfull_on) {
+    // The weight full size (kColsWFull): dw reads the other of x, y full size and the target's input a column
+    // (a target) at a time.
+    if (a.dw && (!like_out(a.target == kX ? kY : kX) || lay.stride[a.target][0] != 1)) return {};
+    v.kind = kColsWFull;
+  } else if (a.w) {  // constant down the rows; with targets of G columns one a target or one a column
     const int64_t* sw = lay.stride[kW];
-    if (sw[1] != 0) return {};
+    if (sw[1] != 0 || a.dw) return {};
     v.w_grp = v.grp > 1 && sw[2] == 0;
     if (v.grp > 1 && !v.w_grp && (sw[2] != 1 || sw[0] != v.grp)) return {};
     v.w_step = v.grp > 1 && !v.w_grp ? 1 : sw[0];
@@ -459,6 +487,7 @@ void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, cons
   c.w_step = p.view.w_step;
   c.w_grp = p.view.w_grp;
   c.grp = p.view.grp;
+  c.dw = a.dw;
   c.subs = p.subs;
   c.qt = p.qt;
   c.P = static_cast<int>(p.slices);
@@ -466,17 +495,16 @@ void launch_cols(const Layout& lay, const GenArgs<T>& a, const ColsPlan& p, cons
   const int64_t targets = c.M / c.grp;
   if (c.P > 1) c.ws = static_cast<A*>(alloc(sizeof(A) * c.P * targets));
   const dim3 grid(static_cast<unsigned>(p.tiles), static_cast<unsigned>(c.P));
-  with_cols_kernel<T>(p.vec, a.target == kW, [&](auto v, auto x) {
-    constexpr int VEC = decltype(v)::value;
-    constexpr bool XY = decltype(x)::value;
+  with_cols_kernel<T>(p.vec, p.view.kind, [&](auto v, auto k) {
+    constexpr int VEC = decltype(v)::value, KIND = decltype(k)::value;
     if (p.one_pass) {
-      cols_kernel<T, VEC, kColsU, XY, int32_t><<<grid, kThreads, 0, stream>>>(c);
+      cols_kernel<T, VEC, kColsU, KIND, int32_t><<<grid, kThreads, 0, stream>>>(c);
     } else {
       const unsigned threads = static_cast<unsigned>(p.threads);
       if (c.grp > 1 || c.w_grp) {
-        cols_sliced_kernel<T, VEC, kColsU, XY, true><<<grid, threads, 0, stream>>>(c);
+        cols_sliced_kernel<T, VEC, kColsU, KIND, true><<<grid, threads, 0, stream>>>(c);
       } else {
-        cols_sliced_kernel<T, VEC, kColsU, XY, false><<<grid, threads, 0, stream>>>(c);
+        cols_sliced_kernel<T, VEC, kColsU, KIND, false><<<grid, threads, 0, stream>>>(c);
       }
     }
   });

@@ -210,22 +210,95 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
 // takes targets of `grp` adjacent columns each: dout [O, K, G] with the
 // gradient kept along K and summed over O and G (w [1,1,5246,1] against
 // [9,2,5246,31]: 18 rows of 5246 x 31 columns), the weight then one a
-// target (w_grp: w[(c / grp) * w_step]) or one a column.
+// target (w_grp: w[(c / grp) * w_step]) or one a column. Both kernels also
+// take a full-size weight (kColsWFull) for x's or y's gradient, with dw and
+// the other of dx, dy written on the way (y [1,4,173] against
+// [94866,4,173] with w full size; x [1,91,1,1] against [11039,2,91,14,2]).
 template <typename T>
 struct ColArgs : SlicedSumArgs<T> {
   int subs = 1;        // cols_kernel: lanes a column pack
   int qt = 1;          // cols_sliced_kernel: column packs a tile
   int grp = 1;         // columns a target (cols_sliced_kernel): tgt and ws have M / grp targets
   bool w_grp = false;  // the weight one a target, not one a column
+  T* dw = nullptr;     // kColsWFull: the weight's gradient, full size (null: not)
 };
 
+// What a cols kernel sums and reads: g*(1-w) or g*w with the weight a scalar or constant down each column
+// (kColsG); the weight's gradient g*(y-x), x and y laid out like dout (kColsXY); g*(1-w) or g*w with the
+// weight laid out like dout (kColsWFull).
+enum ColsKind { kColsG = 0, kColsXY = 1, kColsWFull = 2 };
+
+// cols_pack_sum with a full-size weight (kColsWFull): the summed product g*(1-w) (x's gradient: sum_lo) or
+// g*w, and on the way the other of dx, dy and dw = g*(y-x) (when not null). dw reads the input of x, y that
+// is laid out like dout and the target's own input, one value a column (a target of grp columns: GROUPED).
+template <typename T, int VEC, int U, typename I, bool GROUPED>
+__device__ __forceinline__ void cols_pack_sum_wfull(const ColArgs<T>& a, I c, I r, I nr, I step,
+                                                    typename AccOf<T>::type (&acc)[VEC]) {
+  using A = typename AccOf<T>::type;
+  const I m = static_cast<I>(a.M);
+  const bool lo = a.sum_lo;
+  const T* full_in = lo ? a.y : a.x;
+  T* d_other = lo ? a.dy : a.dx;
+  // The target's input for dw, y - x = sign * (full - own): own is x (lo) or y.
+  const A sign = lo ? A(1) : A(-1);
+  A own[VEC];
+  if (a.dw) {
+    const T* own_in = lo ? a.x : a.y;
+    Raw<T, VEC> op;
+    const bool one = GROUPED && a.grp > 1;
+    load_raw<T, VEC>(own_in, one ? c / static_cast<I>(a.grp) : c, one, op);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) own[k] = raw_at<T, VEC>(op, k);
+  }
+#pragma unroll 1
+  for (; r < nr; r += step * U) {
+    Raw<T, VEC> gp[U], wp[U], fp[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I e = (r + u * step) * m + c;
+      if (r + u * step < nr) {
+        load_raw<T, VEC>(a.g, e, false, gp[u]);
+        load_raw<T, VEC>(a.w, e, false, wp[u]);
+        if (a.dw) load_raw<T, VEC>(full_in, e, false, fp[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I e = (r + u * step) * m + c;
+      if (r + u * step >= nr) continue;
+      A gv[VEC], wv[VEC], o[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        gv[k] = raw_at<T, VEC>(gp[u], k);
+        wv[k] = raw_at<T, VEC>(wp[u], k);
+        acc[k] += gv[k] * (lo ? A(1) - wv[k] : wv[k]);
+      }
+      if (d_other) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (lo ? wv[k] : A(1) - wv[k]);
+        store_pack<T, VEC>(d_other, e, o);
+      }
+      if (a.dw) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o[k] = gv[k] * (sign * (raw_at<T, VEC>(fp[u], k) - own[k]));
+        store_pack<T, VEC>(a.dw, e, o);
+      }
+    }
+  }
+}
+
 // The column pack at c summed over rows r, r + step, ... below nr into acc (U rows a step, all loads issued
-// first; no index math beyond row * M + column), dx and dy written on the way. GW: the weight may be one a
-// target of a.grp columns (a.w_grp).
-template <typename T, int VEC, int U, bool XY, typename I, bool GW>
+// first; no index math beyond row * M + column), dx and dy written on the way (KIND: ColsKind). GW: the weight
+// may be one a target of a.grp columns (a.w_grp), or (kColsWFull) the target's input one a target.
+template <typename T, int VEC, int U, int KIND, typename I, bool GW>
 __device__ __forceinline__ void cols_pack_sum(const ColArgs<T>& a, I c, I r, I nr, I step,
                                               typename AccOf<T>::type (&acc)[VEC]) {
   using A = typename AccOf<T>::type;
+  if constexpr (KIND == kColsWFull) {
+    cols_pack_sum_wfull<T, VEC, U, I, GW>(a, c, r, nr, step, acc);
+    return;
+  }
+  constexpr bool XY = KIND == kColsXY;
   const I m = static_cast<I>(a.M);
   // The column's weights raw, converted where a step's loads are out (as rows_kernel's); one value for the
   // pack where the weight is one a target (a pack never spans two: VEC divides grp).
@@ -257,7 +330,7 @@ __device__ __forceinline__ void cols_pack_sum(const ColArgs<T>& a, I c, I r, I n
 // power of two <= 32), lane `sub` taking rows sub, sub + subs, ...; the
 // lanes' sums meet in a fixed shuffle tree and the first lane writes tgt.
 // Block t takes the column tile t (kThreads / subs packs).
-template <typename T, int VEC, int U, bool XY, typename I>
+template <typename T, int VEC, int U, int KIND, typename I>
 __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
   using A = typename AccOf<T>::type;
   const int sub = static_cast<int>(threadIdx.x) & (a.subs - 1);
@@ -268,7 +341,7 @@ __global__ void __launch_bounds__(kThreads) cols_kernel(ColArgs<T> a) {
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
   if (live)
-    cols_pack_sum<T, VEC, U, XY, I, false>(a, c, static_cast<I>(sub), static_cast<I>(a.L), static_cast<I>(a.subs), acc);
+    cols_pack_sum<T, VEC, U, KIND, I, false>(a, c, static_cast<I>(sub), static_cast<I>(a.L), static_cast<I>(a.subs), acc);
   for (int o = a.subs / 2; o > 0; o >>= 1) {  // every lane takes part (subs is uniform)
 #pragma unroll
     for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
@@ -312,7 +385,7 @@ __device__ __forceinline__ void cols_group_sums(const ColArgs<T>& a, typename Ac
 // columns, or a weight one a target): tiles hold whole targets (qt * VEC a
 // multiple of grp) and each target's columns are added in column order
 // (cols_group_sums) before the same writes, per target.
-template <typename T, int VEC, int U, bool XY, bool GROUPED>
+template <typename T, int VEC, int U, int KIND, bool GROUPED>
 __global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
   using A = typename AccOf<T>::type;
   __shared__ A lane_sums[VEC][kThreads];
@@ -326,8 +399,8 @@ __global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = A(0);
   if (live)
-    cols_pack_sum<T, VEC, U, XY, int32_t, GROUPED>(a, c, static_cast<int32_t>(r0) + lane, static_cast<int32_t>(r1), lanes,
-                                                   acc);
+    cols_pack_sum<T, VEC, U, KIND, int32_t, GROUPED>(a, c, static_cast<int32_t>(r0) + lane, static_cast<int32_t>(r1),
+                                                     lanes, acc);
   if (lanes > 1) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) lane_sums[k][threadIdx.x] = acc[k];
