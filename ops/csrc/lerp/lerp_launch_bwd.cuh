@@ -650,8 +650,8 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
 // sums need no finalize launch unless the problem is large (2^24 positions
 // or more: there the one pass pays for it; H100, bf16 w [768] against
 // [32,128,768]: 30.3 us against gen_k's 25.0; y [1,4,173] against
-// [94866,4,173]: 365 against 485). LERP_TILE2D=0 sends these to the paths
-// above (read once; for experiments).
+// [94866,4,173] with LERP_COLS_WFULL=0: 365 against 485). LERP_TILE2D=0
+// sends these to the paths above (read once; for experiments).
 constexpr int64_t kT2LargeCols = int64_t(1) << 24;
 
 template <typename T>
