@@ -279,7 +279,8 @@ section_cols_groups() {
 
 # lerp-design.md, cols: the backwards with a full-size weight (x's or y's gradient summed down the columns, dw
 # and the other input's gradient written on the way) on the cols kernels (LERP_COLS_WFULL=1) and on tile2d or
-# gen_r (0), against torch.compile (events), then the kernels each runs (profiler timeline)
+# gen_r (0), against torch.compile (events), then the kernels each runs (profiler timeline), then ncu of the
+# first case's cols kernel
 section_cols_wfull() {
   local C=('paddle.lerp(Tensor([94866, 4, 173],"bfloat16"), Tensor([1, 4, 173],"bfloat16"), Tensor([94866, 4, 173],"bfloat16"), )'
     'paddle.lerp(Tensor([1, 91, 1, 1],"float32"), Tensor([11039, 2, 91, 14, 2],"float32"), Tensor([11039, 2, 91, 14, 2],"float32"), )'
@@ -289,6 +290,9 @@ section_cols_wfull() {
     >"$out/cols_wfull_timeline.log" 2>&1
   LERP_COLS_WFULL=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
     >"$out/cols_wfull_timeline_LERP_COLS_WFULL_0.log" 2>&1
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:cols_sliced \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+    --section WarpStateStats python $here/diagnose.py ncu-target "${C[0]}|torch-ops|bwd" >"$out/cols_wfull_ncu.log" 2>&1
 }
 
 # lerp-design.md, rows: per-row weights' gradients over long rows (the weight's gradient summed along each row,
