@@ -10,7 +10,7 @@
 # cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O, K, G] the
 # sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight
 # the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
-# kernel's slices within one wave and just past it (LERP_OVER_WAVE, which gen_r and gen_k share); norm_small, norm_long: the small and
+# kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
@@ -297,17 +297,17 @@ section_cols_wfull() {
 
 # lerp-design.md, rows: per-row weights' gradients over long rows (the weight's gradient summed along each row,
 # x and y read) with the rows kernel's slices within one wave (default) and rounded up past it
-# (LERP_OVER_WAVE=1), against torch.compile (events), then the kernels each runs (profiler timeline)
+# (LERP_ROWS_OVER_WAVE=1), against torch.compile (events), then the kernels each runs (profiler timeline)
 section_rows_wave() {
   local C=('paddle.lerp(Tensor([64, 65536],"float32"), Tensor([64, 65536],"float32"), Tensor([64, 1],"float32"), )'
     'paddle.lerp(Tensor([16, 65536],"bfloat16"), Tensor([16, 65536],"bfloat16"), Tensor([16, 1],"bfloat16"), )'
     'paddle.lerp(Tensor([128, 32768],"float16"), Tensor([128, 32768],"float16"), Tensor([128, 1],"float16"), )'
     'paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), Tensor([1],"float32"), )')
-  bwd_ab rows_wave 300 "" LERP_OVER_WAVE=1 -- "${C[@]}"
+  bwd_ab rows_wave 300 "" LERP_ROWS_OVER_WAVE=1 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/rows_wave_timeline.log" 2>&1
-  LERP_OVER_WAVE=1 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
-    >"$out/rows_wave_timeline_LERP_OVER_WAVE_1.log" 2>&1
+  LERP_ROWS_OVER_WAVE=1 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
+    >"$out/rows_wave_timeline_LERP_ROWS_OVER_WAVE_1.log" 2>&1
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

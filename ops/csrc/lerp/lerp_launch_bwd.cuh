@@ -93,13 +93,14 @@ struct GenPick {
   }
 };
 
-// Slices of a grid whose other extent is `other` blocks (rows_kernel, gen_r, gen_k): as many as keep it
-// within one wave of `wave` blocks, at least one. A grid just past a wave runs a second wave of a few blocks
-// after the first (f32 w [64,1] against [64,65536] on rows_kernel: 7 slices a row, 448 blocks against a wave
-// of 396). LERP_OVER_WAVE=1 rounds up instead, to one wave or just past it (read once; for experiments).
-inline int64_t slices_in_wave(int64_t wave, int64_t other) {
-  static const int over = env_int("LERP_OVER_WAVE", 0);
-  return std::max<int64_t>(1, over ? ceil_div(wave, other) : wave / other);
+// rows_kernel's slices a row where `rows` rows share a wave of `wave` blocks: as many as keep the grid within
+// the wave, at least one. A grid just past a wave runs a second wave of a few blocks after the first (f32
+// w [64,1] against [64,65536]: 7 slices a row, 448 blocks against a wave of 396). LERP_ROWS_OVER_WAVE=1 rounds
+// up instead, to one wave or just past it (read once; for experiments). gen_r and gen_k keep rounding up:
+// within the wave, three of the sweep's small backwards ran slower there (lerp-design.md, rows).
+inline int64_t rows_slices_in_wave(int64_t wave, int64_t rows) {
+  static const int over = env_int("LERP_ROWS_OVER_WAVE", 0);
+  return std::max<int64_t>(1, over ? ceil_div(wave, rows) : wave / rows);
 }
 
 // Smallest divisor of e that is >= c (e itself when c > e).
@@ -215,7 +216,7 @@ void finalize_partials(const typename AccOf<T>::type* ws, int64_t P, int64_t M, 
 // U = 4, 7.5 us kernel time, against 10.3 with 2 and 11.4 with 1 on 66cbc9d,
 // docs/ops/diagnostics/h200/rows/rows_LERP_ROWS_PACKS*); otherwise
 // U = 4 and P equal slices, as many as keep the grid within one wave
-// (slices_in_wave; P = 1 when the rows alone fill it). Rows of at most
+// (rows_slices_in_wave; P = 1 when the rows alone fill it). Rows of at most
 // 4 * 256 packs are not sliced: the smallest U that holds one in a step, so
 // that no block waits on a ticket (small problems, where that wait is most of
 // the time). LERP_ROWS_PACKS=1, 2 or 4 forces U, LERP_ROWS_WHOLE=0 slices
@@ -242,7 +243,7 @@ void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   int64_t cp = int64_t(kThreads) * us[k < 0 ? 2 : k];  // packs per slice: one step
   if (k < 0) {  // big rows: U = 4 and P slices (of one or more steps), about one wave in all
     k = 2;
-    cp = ceil_div(lv, std::min<int64_t>(ceil_div(lv, cp), slices_in_wave(wave[k], gy)));
+    cp = ceil_div(lv, std::min<int64_t>(ceil_div(lv, cp), rows_slices_in_wave(wave[k], gy)));
   }
   r.chunk = std::max<int64_t>(1, cp) * VEC;
   r.P = static_cast<int>(std::max<int64_t>(1, ceil_div(lv, cp)));
@@ -564,10 +565,10 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     pick.half = !pick.vec && V > 2 && lay.nr > 0 && al8 && vec_ok(lay, inner, V / 2, used);
     const int v = pick.width();
     gy = std::min<int64_t>(lay.M, 65535);
-    // About one wave of blocks, not past it (slices_in_wave), at least one position (pack) per thread.
+    // Enough blocks for one wave, at least one position (pack) per thread.
     const int64_t want = wave_of(pick.kernel());
     const int64_t max_p = std::max<int64_t>(1, ceil_div(lay.L, int64_t(kThreads) * v));
-    P = std::min<int64_t>(max_p, slices_in_wave(want, gy));
+    P = std::min<int64_t>(max_p, std::max<int64_t>(1, ceil_div(want, gy)));
     P = std::min<int64_t>(P, (int64_t(1) << 31) - 1);
     const int64_t chunk = ceil_div(ceil_div(lay.L, P), v) * v;
     P = std::max<int64_t>(1, ceil_div(lay.L, chunk));
@@ -593,7 +594,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
       a.subs = target > 0 && ceil_div(groups * s2, kThreads) >= target ? s2 : 1;
     }
     gx = std::min<int64_t>(ceil_div(groups, kThreads / a.subs), int64_t(sms) * 16);
-    P = slices_in_wave(want, gx);
+    P = std::max<int64_t>(1, ceil_div(want, gx));
     P = std::min<int64_t>(P, std::max<int64_t>(1, ceil_div(lay.L, std::max(8, a.subs))));
     P = std::min<int64_t>(P, 65535);
     int64_t chunk = ceil_div(lay.L, P);
