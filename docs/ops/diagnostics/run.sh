@@ -47,6 +47,23 @@ bwd_ab() {
   done
 }
 
+# A path switch's backwards timed (bwd_ab with no setting and each KNOB=VALUE before `--`) and profiled: the
+# kernels each runs, torch.compile's and ours (NAME_timeline.log), then ours under each setting
+# (NAME_timeline_<KNOB>_<VALUE>.log).
+knob_ab() {
+  local name=$1 budget=$2 cfg cfgs=()
+  shift 2
+  while [ "$1" != -- ]; do cfgs+=("$1"); shift; done
+  shift
+  bwd_ab "$name" "$budget" "" "${cfgs[@]}" -- "$@"
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "$@" \
+    >"$out/${name}_timeline.log" 2>&1
+  for cfg in "${cfgs[@]}"; do
+    env "$cfg" python $here/diagnose.py timeline --providers torch-ops --directions bwd "$@" \
+      >"$out/${name}_timeline_${cfg/=/_}.log" 2>&1
+  done
+}
+
 # ncu: our broadcast forward vs Triton's (speed of light, memory, occupancy, warp states)
 section_ncu() {
   ncu --clock-control none --cache-control all --nvtx --nvtx-include "measure/" \
@@ -247,7 +264,7 @@ section_slower() {
 # lerp-design.md, cols: the backwards the cols kernel takes in row slices, with them (LERP_COLS_SLICES=1), on
 # tile2d or gen_k as before (0) and in up to 256 slices (LERP_COLS_MAX_SLICES=256), against torch.compile
 # (events), then the kernels each runs (profiler timeline: torch.compile's and ours with the slices, and ours
-# without them)
+# without them and in up to 256)
 section_cols_slices() {
   local C=(
     'paddle.lerp(Tensor([364, 7492],"float16"), Tensor([364, 7492],"float16"), Tensor([1, 7492],"float16"), )'
@@ -256,11 +273,7 @@ section_cols_slices() {
     'paddle.lerp(Tensor([2048, 768],"float32"), Tensor([2048, 768],"float32"), Tensor([768],"float32"), )'
     'paddle.lerp(Tensor([1500, 3000],"float32"), Tensor([3000],"float32"), 0.3, )'
   )
-  bwd_ab cols_slices 200 "" LERP_COLS_SLICES=0 LERP_COLS_MAX_SLICES=256 -- "${C[@]}"
-  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
-    >"$out/cols_slices_timeline.log" 2>&1
-  LERP_COLS_SLICES=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
-    >"$out/cols_slices_timeline_LERP_COLS_SLICES_0.log" 2>&1
+  knob_ab cols_slices 200 LERP_COLS_SLICES=0 LERP_COLS_MAX_SLICES=256 -- "${C[@]}"
 }
 
 # lerp-design.md, cols: the backwards over dout [O, K, G] (the gradient kept along K, G a short run) as targets
@@ -270,11 +283,7 @@ section_cols_groups() {
   local C=('paddle.lerp(Tensor([9, 2, 5246, 31],"float16"), Tensor([9, 2, 5246, 31],"float16"), Tensor([1, 1, 5246, 1],"float16"), )'
     'paddle.lerp(Tensor([9, 2, 5246, 31],"float32"), Tensor([9, 2, 5246, 31],"float32"), Tensor([1, 1, 5246, 1],"float32"), )'
     'paddle.lerp(Tensor([64, 3, 1000, 7],"bfloat16"), Tensor([3, 1000, 1],"bfloat16"), 0.4, )')
-  bwd_ab cols_groups 200 "" LERP_COLS_GROUPS=0 -- "${C[@]}"
-  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
-    >"$out/cols_groups_timeline.log" 2>&1
-  LERP_COLS_GROUPS=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
-    >"$out/cols_groups_timeline_LERP_COLS_GROUPS_0.log" 2>&1
+  knob_ab cols_groups 200 LERP_COLS_GROUPS=0 -- "${C[@]}"
 }
 
 # lerp-design.md, cols: the backwards with a full-size weight (x's or y's gradient summed down the columns, dw
@@ -285,11 +294,7 @@ section_cols_wfull() {
   local C=('paddle.lerp(Tensor([94866, 4, 173],"bfloat16"), Tensor([1, 4, 173],"bfloat16"), Tensor([94866, 4, 173],"bfloat16"), )'
     'paddle.lerp(Tensor([1, 91, 1, 1],"float32"), Tensor([11039, 2, 91, 14, 2],"float32"), Tensor([11039, 2, 91, 14, 2],"float32"), )'
     'paddle.lerp(Tensor([8192, 4096],"float16"), Tensor([4096],"float16"), Tensor([8192, 4096],"float16"), )')
-  bwd_ab cols_wfull 300 "" LERP_COLS_WFULL=0 -- "${C[@]}"
-  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
-    >"$out/cols_wfull_timeline.log" 2>&1
-  LERP_COLS_WFULL=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
-    >"$out/cols_wfull_timeline_LERP_COLS_WFULL_0.log" 2>&1
+  knob_ab cols_wfull 300 LERP_COLS_WFULL=0 -- "${C[@]}"
   ncu --clock-control none --cache-control all --profile-from-start off -k regex:cols_sliced \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
     --section WarpStateStats python $here/diagnose.py ncu-target "${C[0]}|torch-ops|bwd" >"$out/cols_wfull_ncu.log" 2>&1
@@ -303,11 +308,7 @@ section_rows_wave() {
     'paddle.lerp(Tensor([16, 65536],"bfloat16"), Tensor([16, 65536],"bfloat16"), Tensor([16, 1],"bfloat16"), )'
     'paddle.lerp(Tensor([128, 32768],"float16"), Tensor([128, 32768],"float16"), Tensor([128, 1],"float16"), )'
     'paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), Tensor([1],"float32"), )')
-  bwd_ab rows_wave 300 "" LERP_ROWS_OVER_WAVE=1 -- "${C[@]}"
-  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
-    >"$out/rows_wave_timeline.log" 2>&1
-  LERP_ROWS_OVER_WAVE=1 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${C[@]}" \
-    >"$out/rows_wave_timeline_LERP_ROWS_OVER_WAVE_1.log" 2>&1
+  knob_ab rows_wave 300 LERP_ROWS_OVER_WAVE=1 -- "${C[@]}"
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table
