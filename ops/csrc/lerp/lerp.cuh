@@ -65,7 +65,8 @@
 //   lerp_launch_fwd.cuh     host helpers, contig and broadcast-forward launches
 //   lerp_tile2d.cuh         tile2d: the [M, L] view, kernel and launch
 //   lerp_small.cuh          small: every gradient of a small problem in one launch
-//   lerp_launch_bwd.cuh     backward path choice and launches, the public entry points
+//   lerp_launch_rows_cols.cuh  rows and cols: whether a pass takes them, their launches
+//   lerp_launch_bwd.cuh     backward path choice, gen_r and gen_k launches, the public entry points
 // The entry points are declared in lerp_gpu.h, which is all the bindings include; lerp_f32.cu,
 // lerp_f64.cu, lerp_f16.cu and lerp_bf16.cu compile them, one element type each (LERP_INSTANTIATE
 // below), so a build compiles the four in parallel and a binding compiles no kernel.
