@@ -5,7 +5,7 @@
 # OP: lerp, or norms (rms_norm and layer_norm: norm_core's fwd_reg/bwd_reg<T, W, kCenter, threads per row,
 # packs per thread, blocks per row, loose elements[, bwd: blocks an SM the shared-memory sums are held to,
 # 0 for register sums], early parameter reads[, fwd: prefetched parameters]>, the loop kernels and finalize). The translation unit
-# below instantiates the host entry points for every dtype, hence every kernel.
+# below instantiates the host entry points (lerp.cuh's; norm_launch.cuh's engine) for every dtype, hence every kernel.
 set -euo pipefail
 arch=${1:-sm_90}
 pat=${2:-.}
@@ -32,14 +32,13 @@ CU
 norms)
   ns=9norm_core
   cat >"$tmp/instantiate.cu" <<'CU'
-#include "rms_norm/rms_norm.cuh"
-#include "layer_norm/layer_norm.cuh"
+#include "norm_common/norm_launch.cuh"
 using namespace norm_core::gpu;
 template <typename T, typename W> void inst() {
-  rms_norm_forward<T, W>(nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-6f, 0);
-  rms_norm_backward<T, W>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, Alloc(), 0);
-  layer_norm_forward<T, W>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-5f, 0);
-  layer_norm_backward<T, W>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, Alloc(), 0);
+  norm_forward<T, W, false>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-6f, 0);
+  norm_backward<T, W, false>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, Alloc(), 0);
+  norm_forward<T, W, true>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-5f, 0);
+  norm_backward<T, W, true>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, Alloc(), 0);
 }
 template void inst<float, float>(); template void inst<__half, __half>(); template void inst<__half, float>();
 template void inst<__nv_bfloat16, __nv_bfloat16>(); template void inst<__nv_bfloat16, float>();
