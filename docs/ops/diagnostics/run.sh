@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups
-# cols_wfull rows_wave norm_small norm_long norm_prefetch norm_bwd_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
+# cols_wfull rows_wave norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
 # paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
 # and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
 # known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the
@@ -12,14 +12,14 @@
 # the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
 # kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and
 # the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
-# and without prefetched parameters; norm_bwd_prefetch: the norm sweeps' backwards with and without the next row's prefetch;
+# and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_prefetch norm_bwd_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -247,19 +247,6 @@ section_norm_prefetch() {
     NORM_FWD_PREFETCH=$v python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops \
       --directions fwd --method events --rounds 1 --no-progress >"$out/norm_prefetch_$v.md" 2>&1
   done
-}
-
-# norms-design.md, next-row prefetch: the norm sweeps' backwards with and without it (NORM_BWD_PREFETCH), ours
-# alone, events with L2 flushed; JSON, tables, and opbench compare of the two
-section_norm_bwd_prefetch() {
-  local v
-  for v in 0 1; do
-    NORM_BWD_PREFETCH=$v python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops \
-      --directions bwd --method events --rounds 1 --no-progress --json "$out/norm_bwd_prefetch_$v.json" \
-      >"$out/norm_bwd_prefetch_$v.md" 2>&1
-  done
-  python -m opbench compare "$out/norm_bwd_prefetch_0.json" "$out/norm_bwd_prefetch_1.json" \
-    >"$out/norm_bwd_prefetch_compare.md" 2>&1
 }
 
 # lerp-design.md, known gaps: the two backwards that run gen_r with one-element packs: each kernel after the

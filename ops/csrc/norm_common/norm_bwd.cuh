@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
             float* __restrict__ part_w, float* __restrict__ part_b, W* __restrict__ dw, W* __restrict__ db,
-            int64_t rows, int cols, int off0, unsigned col_from, bool pf) {
+            int64_t rows, int cols, int off0, unsigned col_from) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   constexpr bool kSmem = kSmemBlocks > 0;
@@ -260,16 +260,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   for (int64_t row = group; row < rows; row += stride) {
     const float mu = kCenter ? mean[row] : 0.f, rs = rstd[row];
     const T *xr = x + row * cols + sp.head, *gr = dy + row * cols + sp.head;
-    // The group's next row, asked for into L2 (one bulk request each for x and dy, by the row's first thread:
-    // no register held, nothing waits) while this one's loads, sums, syncs and dx run: its reads then wait on
-    // L2, not on memory, and memory stays busy through this row's syncs. Blocks and clusters a row only: warp
-    // rows are short and many warps an SM hide their waits; kEarly grids have a row a group.
-    if constexpr (!kEarly && kTPR >= 128) {
-      if (pf && gi == 0 && row + stride < rows) {
-        prefetch_l2_bulk(xr - sp.head + stride * cols, static_cast<int64_t>(cols) * sizeof(T));
-        prefetch_l2_bulk(gr - sp.head + stride * cols, static_cast<int64_t>(cols) * sizeof(T));
-      }
-    }
     Pack<T, V> xp[kVecs], gp[kVecs];
     if constexpr (kLoadsFirst) {
 #pragma unroll

@@ -72,16 +72,6 @@ __device__ __forceinline__ void prefetch_param(const W* p, int c) {
   if (p != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + c));
 }
 
-// Asks for the bytes [p, p + n) into L2 in one bulk request, widened to whole 16-byte granules (a granule never
-// straddles a page, so the widened range stays mapped). No-op before sm_90.
-__device__ __forceinline__ void prefetch_l2_bulk(const void* p, int64_t n) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15};
-  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(n) + 15) & ~uintptr_t{15};
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(static_cast<uint32_t>(e - a)));
-#endif
-}
-
 // Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.
 // `whole`: p + c is 16-byte aligned (one vector load), else V scalar loads.
 template <typename W, int V>

@@ -219,13 +219,6 @@ inline bool fwd_prefetch_on() {
   return on;
 }
 
-// Backward grids of a block or cluster a row that loop over rows ask for each group's next row into L2 while it
-// works on the current one (bwd_reg's `pf`). NORM_BWD_PREFETCH=0 never do (read once; for experiments).
-inline bool bwd_prefetch_on() {
-  static const bool on = opcore::env_int("NORM_BWD_PREFETCH", 1) != 0;
-  return on;
-}
-
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
@@ -401,14 +394,14 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
     // dw/db by col_sums blocks after the row groups' (a whole number of clusters: no cluster mixes the roles)
     const int64_t extra = (col_blocks<T, kOdd, kBlock>(cols) + kCS - 1) / kCS * kCS;
     launch(kernel, blocks + extra, kBlock, kCS, smem, stream, dy, x, w, mean, rstd, dx, nullptr, nullptr, dw, db,
-           rows, cols, off0, static_cast<unsigned>(blocks), false);
+           rows, cols, off0, static_cast<unsigned>(blocks));
     return 0;
   }
   const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   launch(kernel, blocks, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
-         direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0, static_cast<unsigned>(blocks), bwd_prefetch_on());
+         direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0, static_cast<unsigned>(blocks));
   return direct ? 0 : parts;
 }
 
