@@ -60,6 +60,12 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cols_129_rows": ((129, 3000), "same", "same"),  # one row past them: partial rows and finalize
     # fwd, a grid of late parameter reads under a block an SM: the parameters prefetched into L1 (f32 at 512 x 8)
     "prefetch_few_rows": ((39, 12288), "same", "same"),
+    # bwd, few long rows whose x and dy fit in L2: the split backward (split_sums + split_dx; with
+    # NORM_BWD_SPLIT=0 a cluster a row, as block_16384, spread_10000 and cluster_9001 also take then)
+    "split_odd": ((85, 37791), "same", "same"),  # odd length; split_sums at 16 values a thread
+    "split_f32_params": ((40, 20000), "f32", "f32"),  # split_sums at 4 values a thread
+    "split_no_params": ((30, 9001), None, None),
+    "split_bias_only": ((17, 12000), None, "same"),  # the fewest rows past a small grid of clusters (132 SMs)
 }
 
 

@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups
-# cols_wfull rows_wave norm_small norm_long norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
+# cols_wfull rows_wave norm_small norm_long norm_split norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
 # paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
 # and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
 # known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the
@@ -11,7 +11,8 @@
 # sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight
 # the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
 # kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and
-# the few-long-row norm backwards' kernels against torch.compile's; norm_prefetch: the norm sweeps' forwards with
+# the few-long-row norm backwards' kernels against torch.compile's; norm_split: the split backward's cases with it
+# and without; norm_prefetch: the norm sweeps' forwards with
 # and without prefetched parameters;
 # norm_fwd_shapes: the norm forward under each block shape).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both).
@@ -19,7 +20,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_split norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -237,6 +238,27 @@ section_norm_long() {
   ncu --clock-control none --cache-control all --profile-from-start off -k regex:"bwd_reg|finalize|triton" \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
+}
+
+# norms-design.md, split backward: the sweeps' backwards it takes (few long rows whose x and dy fit in L2), with it
+# and without (NORM_BWD_SPLIT=0: a cluster a row), against torch.compile, and their kernels
+section_norm_split() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm'
+  local C=("$R(Tensor([21, 48983],\"float16\"), [48983], Tensor([48983],\"float16\"), 1e-06, )"
+    "$R(Tensor([27, 44219],\"bfloat16\"), [44219], Tensor([44219],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([85, 37791],\"float32\"), [37791], Tensor([37791],\"float32\"), 1e-06, )"
+    "$R(Tensor([154, 20997],\"float32\"), [20997], Tensor([20997],\"float32\"), 1e-06, )"
+    "$R(Tensor([190, 14713],\"float16\"), [14713], Tensor([14713],\"float16\"), 1e-06, )"
+    "$R(Tensor([247, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), 1e-06, )"
+    "$R(Tensor([137, 6144],\"float32\"), [6144], Tensor([6144],\"float32\"), 1e-06, )"
+    "$R(Tensor([22, 8953],\"float32\"), [8953], Tensor([8953],\"float32\"), 1e-06, )"
+    "$L(Tensor([82, 38543],\"float16\"), [38543], Tensor([38543],\"float16\"), Tensor([38543],\"float16\"), 1e-05, )"
+    "$L(Tensor([72, 12288],\"bfloat16\"), [12288], Tensor([12288],\"bfloat16\"), Tensor([12288],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([96, 16384],\"float16\"), [16384], Tensor([16384],\"float16\"), Tensor([16384],\"float16\"), 1e-05, )"
+    "$L(Tensor([114, 16384],\"float16\"), [16384], Tensor([16384],\"float16\"), Tensor([16384],\"float16\"), 1e-05, )"
+    "$L(Tensor([193, 16384],\"float32\"), [16384], Tensor([16384],\"float32\"), Tensor([16384],\"float32\"), 1e-05, )"
+    "$L(Tensor([39, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )")
+  knob_ab norm_split 100 NORM_BWD_SPLIT=0 -- "${C[@]}"
 }
 
 # norms-design.md, prefetched parameters: the norm sweeps' forwards with and without them (NORM_FWD_PREFETCH),

@@ -33,6 +33,7 @@
 #include "norm_bwd.cuh"
 #include "norm_fwd.cuh"
 #include "norm_gpu.h"
+#include "norm_split.cuh"
 
 namespace norm_core {
 namespace gpu {
@@ -78,18 +79,20 @@ struct DeviceInfo {
   int index = 0;  // the current device
   int sms = 0;
   bool clusters = false;  // thread-block clusters (sm_90+)
+  int64_t l2 = 0;         // L2 cache bytes
 };
-// The current device's SM count and cluster support, asked of the driver once per device (a benign race:
+// The current device's SM count, cluster support and L2 size, asked of the driver once per device (a benign race:
 // every writer writes the same).
 inline DeviceInfo device_info() {
   static DeviceInfo known[kMaxDevices];
   int dev = 0;
   cudaGetDevice(&dev);
   if (dev < kMaxDevices && known[dev].sms > 0) return known[dev];
-  int sms = 0, major = 0;
+  int sms = 0, major = 0, l2 = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  const DeviceInfo info{dev, std::max(sms, 1), major >= 9};
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+  const DeviceInfo info{dev, std::max(sms, 1), major >= 9, l2};
   if (dev < kMaxDevices) known[dev] = info;
   return info;
 }
@@ -427,6 +430,53 @@ int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, co
   return parts;
 }
 
+// The split backward (norm_split.cuh) takes the few long rows the table would give a cluster each (kBwdSpread)
+// where they are more than a small grid of clusters (those make dw/db in column blocks of the same launch) and
+// x and dy together fit in kSplitL2Share of L2, so that split_dx finds them there. NORM_BWD_SPLIT=0 never
+// (read once; for experiments).
+constexpr double kSplitL2Share = 0.6;
+constexpr int64_t kSplitBlocksPerSM = 4;  // split_sums takes the largest kPer that leaves this many blocks an SM
+inline bool split_on() {
+  static const bool on = opcore::env_int("NORM_BWD_SPLIT", 1) != 0;
+  return on;
+}
+template <typename T>
+bool split_takes(int64_t rows, int64_t cols, const DeviceInfo& dev) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t packs = (cols + V - 1) / V;
+  const bool spread = packs >= kBwdSpread.packs && rows < kBwdSpread.rows + kBwdSpread.rows_per_sm * dev.sms;
+  const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(T);
+  return split_on() && spread && rows * kReduceCS > dev.sms && rows <= kSplitMaxRows &&
+         bytes <= kSplitL2Share * static_cast<double>(dev.l2);
+}
+
+// Runs split_sums with kPer values a thread (chunks of split_chunk<kPer> columns) and split_dx.
+template <typename T, typename W, bool kCenter, int kPer>
+void launch_split(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
+                  int64_t rows, int cols, const Alloc& alloc, cudaStream_t stream) {
+  const int chunks = (cols + split_chunk<kPer>() - 1) / split_chunk<kPer>();
+  float* part = static_cast<float*>(alloc(static_cast<size_t>(rows) * chunks * 2 * sizeof(float)));
+  split_sums<T, W, kCenter, kPer><<<dim3(chunks, static_cast<unsigned>(rows)), kSplitThreads, 0, stream>>>(
+      dy, x, w, mean, rstd, part, cols);
+  const size_t coef = static_cast<size_t>(rows) * 2 * sizeof(float);
+  split_dx<T, W, kCenter><<<static_cast<unsigned>((cols + kSplitCols - 1) / kSplitCols), kSplitThreads, coef, stream>>>(
+      dy, x, w, mean, rstd, part, dx, dw, db, static_cast<int>(rows), cols, chunks);
+}
+
+template <typename T, typename W, bool kCenter>
+void run_split(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
+               int64_t rows, int cols, const Alloc& alloc, const DeviceInfo& dev, cudaStream_t stream) {
+  const int64_t want = kSplitBlocksPerSM * dev.sms;
+  auto blocks = [&](int chunk) { return (cols + chunk - 1) / chunk * rows; };
+  if (blocks(split_chunk<16>()) >= want) {
+    launch_split<T, W, kCenter, 16>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+  } else if (blocks(split_chunk<8>()) >= want) {
+    launch_split<T, W, kCenter, 8>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+  } else {
+    launch_split<T, W, kCenter, 4>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+  }
+}
+
 // dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
 template <typename T, typename W, bool kCenter>
 void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
@@ -441,7 +491,10 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     constexpr int V = 16 / sizeof(T);
     const int off0 = common_offset<T>({dy, x, dx});
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
-    if constexpr (sizeof(T) == 4) {
+    const DeviceInfo dev = device_info();
+    if (split_takes<T>(rows, cols, dev)) {
+      run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, alloc, dev, stream);
+    } else if constexpr (sizeof(T) == 4) {
       parts = run_bwd_table<T, W, kCenter, kBwdConfigs4>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
                                                          off0, odd, stream);
     } else {
