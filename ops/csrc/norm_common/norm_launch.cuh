@@ -15,6 +15,8 @@
 // [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
 // backward run in clusters that add their partial rows first, and a grid of one cluster writes dw/db itself.
 // Small grids of at most kColRows rows make dw/db in blocks of their own instead, by columns (col_sums).
+// A backward of few long rows whose x and dy fit in L2 takes neither: the split backward (split_takes,
+// norm_split.cuh) spreads each row over many blocks and makes dx and dw/db by columns, any alignment.
 #pragma once
 
 #include <cuda_runtime.h>
