@@ -35,8 +35,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "block_8192": ((300, 8192), "same", None),
     "block_12288": ((400, 12288), "same", "same"),  # 2-byte bwd: a 512-thread block, sums in shared memory
     "odd_block_12001": ((300, 12001), "same", "same"),
-    "block_16384": ((129, 16384), "same", "same"),  # fewer rows than SMs: a cluster each (fwd and bwd)
-    "spread_10000": ((150, 10000), "same", None),  # bwd: under two waves of 512-thread blocks, a cluster each
+    "block_16384": ((129, 16384), "same", "same"),  # fewer rows than SMs: a cluster each (fwd; bwd: see split_*)
+    "spread_10000": ((150, 10000), "same", None),  # bwd: under two waves of 512-thread blocks (see split_*)
     "odd_31": ((1000, 31), "f32", "f32"),
     "odd_999": ((333, 999), "same", "same"),
     "odd_many_rows": ((9000, 1001), "same", "same"),  # row groups loop over rows with loose elements
@@ -60,8 +60,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cols_129_rows": ((129, 3000), "same", "same"),  # one row past them: partial rows and finalize
     # fwd, a grid of late parameter reads under a block an SM: the parameters prefetched into L1 (f32 at 512 x 8)
     "prefetch_few_rows": ((39, 12288), "same", "same"),
-    # bwd, few long rows whose x and dy fit in L2: the split backward (split_sums + split_dx; with
-    # NORM_BWD_SPLIT=0 a cluster a row, as block_16384, spread_10000 and cluster_9001 also take then)
+    # bwd, few long rows whose x and dy fit in L2: the split backward (split_sums + split_dx), which block_16384,
+    # spread_10000, cluster_9001 and prefetch_few_rows also take; NORM_BWD_SPLIT=0 gives them a cluster a row
     "split_odd": ((85, 37791), "same", "same"),  # odd length; split_sums at 16 values a thread
     "split_f32_params": ((40, 20000), "f32", "f32"),  # split_sums at 4 values a thread
     "split_no_params": ((30, 9001), None, None),
