@@ -2,25 +2,26 @@
 # Diagnostics behind lerp-design.md (and norm_*: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups
-# cols_wfull rows_wave norm_small norm_long norm_split norm_prefetch norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those
-# paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole
-# and sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
-# known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the
-# cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O, K, G] the
-# sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight
-# the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
-# kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and
-# the few-long-row norm backwards' kernels against torch.compile's; norm_split: the split backward's cases with it
-# and without; norm_prefetch: the norm sweeps' forwards with
-# and without prefetched parameters;
-# norm_fwd_shapes: the norm forward under each block shape).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
+# cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_prefetch
+# norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and
+# without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed
+# by their last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as
+# running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the cols kernel takes in row
+# slices, with and without them; cols_groups: the backwards over dout [O, K, G] the sliced cols kernel takes as
+# G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight the cols kernels take, and
+# on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows kernel's slices within one
+# wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and the long-row norm
+# backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels against Liger's
+# and torch.compile's; norm_split: the split backward's cases with it and without; norm_prefetch: the norm
+# sweeps' forwards with and without prefetched parameters; norm_fwd_shapes: the norm forward under each block
+# shape).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_split norm_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
@@ -225,19 +226,41 @@ section_norm_small() {
     "$R(Tensor([47, 2159],\"bfloat16\"), [2159], Tensor([2159],\"bfloat16\"), 1e-06, )" >"$out/norm_small.log" 2>&1
 }
 
-# norms-design.md, known gaps: backwards of few long rows in cluster grids, ours against torch.compile's: the
-# kernels after the L2 flushes, then ncu of each backward kernel (throughput, occupancy, warp states)
+# norms-design.md, known gaps: the sweeps' backwards below 0.95x of the fastest anchor that are not small (few
+# long rows on the split backward, long rows in clusters looping over rows), ours against torch.compile's: the
+# kernels after the L2 flushes, then ncu of each backward kernel (throughput, occupancy, warp states, memory,
+# warp stalls by source line)
 section_norm_long() {
   local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=()
-  local cases=("$R(Tensor([85, 37791],\"float32\"), [37791], Tensor([37791],\"float32\"), 1e-06, )"
-    "$R(Tensor([21, 48983],\"float16\"), [48983], Tensor([48983],\"float16\"), 1e-06, )"
-    "$L(Tensor([82, 38543],\"float16\"), [38543], Tensor([38543],\"float16\"), Tensor([38543],\"float16\"), 1e-05, )")
+  local cases=("$R(Tensor([21, 48983],\"float16\"), [48983], Tensor([48983],\"float16\"), 1e-06, )"
+    "$L(Tensor([6700, 20031],\"bfloat16\"), [20031], Tensor([20031],\"bfloat16\"), Tensor([20031],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([688, 16935],\"float16\"), [16935], Tensor([16935],\"float16\"), Tensor([16935],\"float16\"), 1e-05, )")
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${cases[@]}" \
     >"$out/norm_long.log" 2>&1
   for c in "${cases[@]}"; do specs+=("$c|torch-ops|bwd" "$c|torch-compile|bwd"); done
-  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"bwd_reg|finalize|triton" \
+  ncu --clock-control none --cache-control all --profile-from-start off \
+    -k regex:"bwd_reg|split_sums|split_dx|finalize|triton" --section SpeedOfLight --section Occupancy \
+    --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section SourceCounters \
+    python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
+}
+
+# norms-design.md, known gaps: small forwards that trail Liger's or torch.compile's by 0.3-1 us, the three side
+# by side: the kernels after the L2 flushes, then ncu of each forward kernel (throughput, occupancy, launch,
+# warp states, warp stalls by source line)
+section_norm_small_fwd() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=() p
+  local cases=("$L(Tensor([1, 8192],\"bfloat16\"), [8192], Tensor([8192],\"bfloat16\"), Tensor([8192],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([2, 5120],\"float16\"), [5120], Tensor([5120],\"float16\"), Tensor([5120],\"float16\"), 1e-05, )"
+    "$R(Tensor([2, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), 1e-06, )"
+    "$L(Tensor([272, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )")
+  python $here/diagnose.py timeline --providers torch-compile,liger,torch-ops --directions fwd "${cases[@]}" \
+    >"$out/norm_small_fwd.log" 2>&1
+  for c in "${cases[@]}"; do
+    for p in torch-ops liger torch-compile; do specs+=("$c|$p|fwd"); done
+  done
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"fwd_reg|fwd_loop|triton|_norm_forward" \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
+    --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_small_fwd_ncu.log" 2>&1
 }
 
 # norms-design.md, split backward: the sweeps' backwards it takes (few long rows whose x and dy fit in L2), with it
