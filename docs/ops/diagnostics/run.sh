@@ -258,9 +258,9 @@ section_norm_small_fwd() {
   for c in "${cases[@]}"; do
     for p in torch-ops liger torch-compile; do specs+=("$c|$p|fwd"); done
   done
-  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"fwd_reg|fwd_loop|triton|_norm_forward" \
-    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-    --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_small_fwd_ncu.log" 2>&1
+  ncu --clock-control none --cache-control all --profile-from-start off \
+    -k regex:"fwd_reg|fwd_loop|triton|_norm_forward" --section SpeedOfLight --section Occupancy \
+    --section LaunchStats --section WarpStateStats --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_small_fwd_ncu.log" 2>&1
 }
 
 # norms-design.md, split backward: the sweeps' backwards it takes (few long rows whose x and dy fit in L2), with it
