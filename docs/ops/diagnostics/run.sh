@@ -16,7 +16,8 @@
 # and torch.compile's; norm_split: the split backward's cases with it and without; norm_prefetch: the norm
 # sweeps' forwards with and without prefetched parameters; norm_fwd_shapes: the norm forward under each block
 # shape).
-# BUILD_EXT=lerp (or norm) builds that extension alone first (default: both).
+# BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd needs Liger-Kernel
+# importable (a PYTHONPATH given is kept: e.g. the wheel installed with pip --target DIR and PYTHONPATH=DIR).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
@@ -24,7 +25,7 @@ shift
 sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_prefetch norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
-export PYTHONPATH=.:$here PYTHONUNBUFFERED=1
+export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} >"$out/build.log" 2>&1 || exit 1
 CB='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), Tensor([3, 1, 224],"float32"))'
 CB5='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), 0.5)'

@@ -164,14 +164,7 @@ __device__ __noinline__ void col_sums(const T* __restrict__ dy, const T* __restr
   for (int j = threadIdx.x; j < kGroups * E; j += kBlock) {
     const int64_t c = b * kGroups * E + j;
     if (c >= cols) break;
-    float tw = 0.f, tb = 0.f;
-#pragma unroll
-    for (int l = 0; l < kColLanes; ++l) {
-      tw += red[0][l][j];
-      if constexpr (kCenter) tb += red[1][l][j];
-    }
-    if (dw != nullptr) dw[c] = from_f32<W>(tw);
-    if (kCenter && db != nullptr) db[c] = from_f32<W>(tb);
+    put_lane_sums<kCenter>(red, j, c, dw, db);
   }
 }
 

@@ -189,5 +189,21 @@ __device__ __forceinline__ void block_sum(float (&v)[K], float* smem) {
   warps_sum<0>(v, smem);
 }
 
+// The column-sum kernels' last step: adds the kLanes row lanes' partial sums of column slot j
+// (red[0]: dw, red[1]: db where kCenter) in lane order, so the bits are the same run to run, and writes
+// them to column c of dw and db (either may be null).
+template <bool kCenter, int kD, int kLanes, int kN, typename W>
+__device__ __forceinline__ void put_lane_sums(const float (&red)[kD][kLanes][kN], int j, int64_t c, W* dw,
+                                              W* db) {
+  float tw = 0.f, tb = 0.f;
+#pragma unroll
+  for (int l = 0; l < kLanes; ++l) {
+    tw += red[0][l][j];
+    if constexpr (kCenter) tb += red[1][l][j];
+  }
+  if (dw != nullptr) dw[c] = from_f32<W>(tw);
+  if (kCenter && db != nullptr) db[c] = from_f32<W>(tb);
+}
+
 }  // namespace gpu
 }  // namespace norm_core

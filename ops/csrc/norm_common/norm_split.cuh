@@ -120,15 +120,7 @@ __global__ void __launch_bounds__(kSplitThreads)
   red[0][ly][tx] = aw;
   if constexpr (kCenter) red[1][ly][tx] = ab;
   __syncthreads();
-  if (ly != 0 || !in) return;
-  float tw = 0.f, tb = 0.f;
-#pragma unroll
-  for (int l = 0; l < kSplitLanes; ++l) {
-    tw += red[0][l][tx];
-    if constexpr (kCenter) tb += red[1][l][tx];
-  }
-  if (dw != nullptr) dw[c] = from_f32<W>(tw);
-  if (kCenter && db != nullptr) db[c] = from_f32<W>(tb);
+  if (ly == 0 && in) put_lane_sums<kCenter>(red, tx, c, dw, db);
 }
 
 }  // namespace gpu
