@@ -75,6 +75,19 @@ struct Spread {
   int64_t packs, rows, rows_per_sm;
 };
 constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
+
+// Blocks a row of `packs` packs takes in a kernel compiled for clusters of up to cs_max blocks of tpr threads
+// at vecs packs a thread (1 where cs_max is 1): the fewest that hold the row, so that no block is left with
+// threads holding nothing and more rows fit the GPU at once (8 blocks of 256 threads at 2 packs gave rows of
+// 2,504 packs 61% of their threads), but more than half of cs_max: a table row takes rows the one before it
+// cannot hold, so that bound only matters outside the table, and it gives the launchers' resident-size caches
+// cs_max - cs_max / 2 sizes to remember. NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
+inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs) {
+  static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
+  if (cs_max == 1 || !fit) return cs_max;
+  const int64_t per = static_cast<int64_t>(tpr) * vecs, need = (packs + per - 1) / per;
+  return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
+}
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
@@ -227,8 +240,9 @@ inline bool fwd_prefetch_on() {
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
-  constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
+  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V);
+  const int64_t blocks = kCS > 1 ? rows * cs : (rows + kRPB - 1) / kRPB;
   if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
     if (early_on() && small_grid(blocks, dev)) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
@@ -240,16 +254,17 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
     constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, true>;
     // Only where the whole grid is resident at once: the prefetching kernels' registers differ from the plain
     // ones' (either way), and a grid they would split into waves is no small grid.
-    static int64_t resident[kMaxDevices] = {};  // blocks of it resident at once, per device (0: not asked yet)
-    const bool known = dev.index < kMaxDevices && resident[dev.index] > 0;
-    const int64_t wave = known ? resident[dev.index] : wave_of(kernel, kBlock, kCS, 0) * kCS;
-    if (dev.index < kMaxDevices) resident[dev.index] = wave;
+    // Blocks of it resident at once, per device and cluster size (row_cluster's; 0: not asked yet).
+    static int64_t resident[kMaxDevices][kCS - kCS / 2] = {};
+    int64_t* known = dev.index < kMaxDevices ? &resident[dev.index][cs - kCS / 2 - 1] : nullptr;
+    const int64_t wave = known != nullptr && *known > 0 ? *known : wave_of(kernel, kBlock, cs, 0) * cs;
+    if (known != nullptr) *known = wave;
     if (blocks <= wave) {
-      launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
+      launch(kernel, blocks, kBlock, cs, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
       return;
     }
   }
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, false>, blocks, kBlock, cs, 0, stream, x, w, b, y,
          mean, rstd, rows, cols, eps, off0);
 }
 
@@ -349,20 +364,23 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   constexpr bool kHasEarly = kTPR <= kEarlyMaxThreads;  // see kEarlyBlocksPerSM
   auto const early = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, kHasEarly>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
-  const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS, V, cols)) * sizeof(float) *
+  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V);  // blocks a row
+  const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS > 1, V, cols)) * sizeof(float) *
                                   (kCenter ? 2 : 1)
                             : 0;
-  // Resident blocks (row clusters where kCS > 1) a wave, without and with kReduceCS-block clusters, per
-  // device and shared-memory size rounded up to 4 KB, asked once (a benign race: every writer writes the
-  // same).
-  static int64_t waves[kMaxDevices][kSmemBuckets][2] = {};
+  // Resident blocks (row clusters where kCS > 1) a wave, per device and shared-memory size rounded up to 4 KB,
+  // asked once (a benign race: every writer writes the same): kCS == 1, without and with kReduceCS-block
+  // clusters; kCS > 1, for each cluster size row_cluster gives.
+  constexpr int kSlots = kCS > 1 ? kCS - kCS / 2 : 2;
+  static int64_t waves[kMaxDevices][kSmemBuckets][kSlots] = {};
   const int bucket = static_cast<int>(std::min<size_t>((smem + 4095) / 4096, kSmemBuckets - 1));
+  const int slot = kCS > 1 ? cs - kCS / 2 - 1 : 0;
   const bool clusters = kCS == 1 && info.clusters;
   const int dev = info.index;
   int64_t wave[2] = {0, 0};
   if (dev < kMaxDevices) {
-    wave[0] = waves[dev][bucket][0];
-    wave[1] = waves[dev][bucket][1];
+    wave[0] = waves[dev][bucket][slot];
+    wave[1] = kCS > 1 ? wave[0] : waves[dev][bucket][1];
   }
   if (wave[0] == 0) {
     if constexpr (kSmem) {
@@ -373,11 +391,11 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
       }
     }
     const size_t bytes = static_cast<size_t>(bucket) * 4096;
-    wave[0] = wave_of(kernel, kBlock, kCS, bytes);
+    wave[0] = wave_of(kernel, kBlock, cs, bytes);
     wave[1] = clusters ? wave_of(kernel, kBlock, kReduceCS, bytes) * kReduceCS : wave[0];
     if (dev < kMaxDevices) {
-      waves[dev][bucket][0] = wave[0];
-      waves[dev][bucket][1] = wave[1];
+      waves[dev][bucket][slot] = wave[0];
+      if constexpr (kCS == 1) waves[dev][bucket][1] = wave[1];
     }
   }
   const bool reduce = clusters && needed > kSmallGrid && (needed <= wave[1] || cols <= kShortRow);
@@ -392,20 +410,20 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
                                : (needed <= full ? needed : std::max(kStep, full / kStep * kStep));
   const int64_t parts = units / n;
   const bool direct = parts == 1;
-  const int64_t blocks = units * kCS;
+  const int64_t blocks = units * cs;
   const bool is_early = kHasEarly && early_on() && small_grid(blocks, info);
   if (is_early) kernel = early;
   if (is_early && n == 1 && rows <= kColRows && (dw != nullptr || db != nullptr) && cols_on()) {
     // dw/db by col_sums blocks after the row groups' (a whole number of clusters: no cluster mixes the roles)
-    const int64_t extra = (col_blocks<T, kOdd, kBlock>(cols) + kCS - 1) / kCS * kCS;
-    launch(kernel, blocks + extra, kBlock, kCS, smem, stream, dy, x, w, mean, rstd, dx, nullptr, nullptr, dw, db,
+    const int64_t extra = (col_blocks<T, kOdd, kBlock>(cols) + cs - 1) / cs * cs;
+    launch(kernel, blocks + extra, kBlock, cs, smem, stream, dy, x, w, mean, rstd, dx, nullptr, nullptr, dw, db,
            rows, cols, off0, static_cast<unsigned>(blocks));
     return 0;
   }
   const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
-  launch(kernel, blocks, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
+  launch(kernel, blocks, kBlock, kCS > 1 ? cs : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
          direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0, static_cast<unsigned>(blocks));
   return direct ? 0 : parts;
 }
