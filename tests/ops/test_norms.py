@@ -219,8 +219,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     for dw/db (NORM_COLS=0: partial rows and finalize), with the forward's rows as the table first fits
     them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), or without the forward's prefetched
     parameters (NORM_FWD_PREFETCH=0), few long rows on a cluster a row instead of the split backward
-    (NORM_BWD_SPLIT=0), and clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), stay correct: the GPU cases again in a fresh process with the knob off (read once
-    per process)."""
+    (NORM_BWD_SPLIT=0), and clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), stay
+    correct: the GPU cases again in a fresh process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
