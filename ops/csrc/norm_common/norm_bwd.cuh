@@ -193,10 +193,12 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   __shared__ float slot[2];
   extern __shared__ float4 acc_smem[];  // kSmem: dw sums, then db sums, acc_floats(...) floats each
   const int lane = threadIdx.x % kTPR;
-  // The blocks of a row take consecutive runs of kTPR * kVecs packs (the last may hold fewer); pack i of a
+  // The blocks of a row take consecutive runs of kTPR * kVecs packs (the last may hold fewer), the runs
+  // rotated by the cluster's index so that the short last run falls on a different SM from cluster to cluster
+  // (clusters are placed alike: unrotated, one SM of each group took every cluster's short run). Pack i of a
   // thread is gi + i * kTPR (RowSplit).
   const ClusterPlace cp = cluster_place<kCS>();
-  const int gi = cp.rank * kTPR * kVecs + lane;
+  const int gi = (cp.rank + cp.index) % cp.size * kTPR * kVecs + lane;
   const int64_t group = kCS > 1 ? cp.index : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
   const int64_t stride = kCS > 1 ? cp.count : static_cast<int64_t>(gridDim.x) * kRPB;
   // All rows of a group split alike: where a group takes several odd rows, the host makes `stride` a

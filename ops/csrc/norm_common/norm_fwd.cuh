@@ -33,10 +33,12 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   __shared__ float smem[2 * 32];
   __shared__ float slot[1];
   const int lane = threadIdx.x % kTPR;
-  // The blocks of a row take consecutive runs of kTPR * kVecs packs (the last may hold fewer); pack i of a
+  // The blocks of a row take consecutive runs of kTPR * kVecs packs (the last may hold fewer), the runs
+  // rotated by the cluster's index so that the short last run falls on a different SM from cluster to cluster
+  // (clusters are placed alike: unrotated, one SM of each group took every cluster's short run). Pack i of a
   // thread is gi + i * kTPR (RowSplit).
   const ClusterPlace cp = cluster_place<kCS>();
-  const int gi = cp.rank * kTPR * kVecs + lane;
+  const int gi = (cp.rank + cp.index) % cp.size * kTPR * kVecs + lane;
   const int64_t row = kCS > 1 ? cp.index : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
   const bool live = row < rows;  // a whole group is live or not (the block-wide sums need every thread)
   const RowSplit<V, kOdd> sp(live ? row : 0, cols, off0, gi);

@@ -76,18 +76,6 @@ struct Spread {
 };
 constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
 
-// Blocks a row of `packs` packs takes in a kernel compiled for clusters of up to cs_max blocks of tpr threads
-// at vecs packs a thread (1 where cs_max is 1): the fewest that hold the row, so that no block is left with
-// threads holding nothing and more rows fit the GPU at once (8 blocks of 256 threads at 2 packs gave rows of
-// 2,504 packs 61% of their threads), but more than half of cs_max: a table row takes rows the one before it
-// cannot hold, so that bound only matters outside the table, and it gives the launchers' resident-size caches
-// cs_max - cs_max / 2 sizes to remember. NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
-inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs) {
-  static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
-  if (cs_max == 1 || !fit) return cs_max;
-  const int64_t per = static_cast<int64_t>(tpr) * vecs, need = (packs + per - 1) / per;
-  return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
-}
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
@@ -110,6 +98,23 @@ inline DeviceInfo device_info() {
   const DeviceInfo info{dev, std::max(sms, 1), major >= 9, l2};
   if (dev < kMaxDevices) known[dev] = info;
   return info;
+}
+
+// Blocks a row of `packs` packs takes in a kernel compiled for clusters of up to cs_max blocks of tpr threads
+// at vecs packs a thread (1 where cs_max is 1), on a grid of `rows` rows (or more) at that. Where the grid at
+// cs_max blocks a row would hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row,
+// so that fewer of its threads hold nothing and more rows are in flight at once (8 blocks of 256 threads at 2
+// packs gave rows of 2,504 packs 61% of their threads; 5 blocks hold them). Smaller grids keep cs_max: their
+// rows are all in flight anyway, and more blocks a row put its loads on more SMs (`[5,58127]` bf16 layer_norm
+// forward 10.2 us in 8 blocks, 11.2 in 7). At least cs_max / 2 + 1: a table row takes rows the one before it
+// cannot hold, so that bound only matters outside the table, and it gives the launchers' resident-size caches
+// cs_max - cs_max / 2 sizes to remember. NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
+constexpr int64_t kFitBlocksPerSM = 2;
+inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t rows, const DeviceInfo& dev) {
+  static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
+  if (cs_max == 1 || !fit || rows * cs_max <= kFitBlocksPerSM * dev.sms) return cs_max;
+  const int64_t per = static_cast<int64_t>(tpr) * vecs, need = (packs + per - 1) / per;
+  return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
 }
 
 // The row tensors' common offset from 16-byte alignment in elements, or -1 where they differ.
@@ -241,7 +246,7 @@ template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bo
 void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                     float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V);
+  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V, rows, dev);
   const int64_t blocks = kCS > 1 ? rows * cs : (rows + kRPB - 1) / kRPB;
   if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
     if (early_on() && small_grid(blocks, dev)) {
@@ -364,7 +369,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   constexpr bool kHasEarly = kTPR <= kEarlyMaxThreads;  // see kEarlyBlocksPerSM
   auto const early = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, kHasEarly>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
-  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V);  // blocks a row
+  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V, rows, info);  // blocks a row
   const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS > 1, V, cols)) * sizeof(float) *
                                   (kCenter ? 2 : 1)
                             : 0;
