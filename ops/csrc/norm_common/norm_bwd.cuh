@@ -2,7 +2,7 @@
 // each runs. With xhat = (x - mean) * rstd and g = dy * w:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) term for rms_norm)
 //   dw = sum over rows of dy * xhat,  db = sum over rows of dy.
-//   bwd_reg     : the row in registers (kTPR threads a row in each of up to kCS blocks, kVecs packs of V and,
+//   bwd_reg     : the row in registers (kTPR threads a row in each of kCS blocks, kVecs packs of V and,
 //                 kOdd, one loose element a thread, as fwd_reg); a fixed grid of row groups (warps, blocks or
 //                 clusters) loops over rows, each group adding its rows' dw/db terms per column: in registers,
 //                 or (kSmem, a block or cluster per row) in shared memory, where each thread keeps the sums
@@ -25,12 +25,11 @@ namespace norm_core {
 namespace gpu {
 
 // Floats of shared memory for each of bwd_reg<kSmem>'s dw and db sums, kept in slots: (i * tpr + thread) * v
-// for the thread's pack i. A cluster a row: the slots of the packs the first block holds (the most any block
-// holds), `vecs` a thread at most. One block a row (!cluster): the row's columns, rounded up to 16 bytes, for the
-// sums end in column order.
-__host__ __device__ constexpr int acc_floats(int tpr, int vecs, bool cluster, int v, int cols) {
-  const int packs = cols / v, per_thread = (packs + tpr - 1) / tpr;
-  return cluster ? tpr * (per_thread < vecs ? per_thread : vecs) * v : (cols + 3) / 4 * 4;
+// for the thread's pack i. A cluster a row: the slots of the packs this block holds, `vecs` a thread at most.
+// One block a row (cs == 1): the row's columns, rounded up to 16 bytes, for the sums end in column order.
+__host__ __device__ constexpr int acc_floats(int tpr, int vecs, int cs, int v, int cols) {
+  const int packs = cols / v, per_thread = (packs + cs * tpr - 1) / (cs * tpr);
+  return cs == 1 ? (cols + 3) / 4 * 4 : tpr * (per_thread < vecs ? per_thread : vecs) * v;
 }
 
 // dst[0..V) += d[0..V) in shared memory, 16 bytes at a time (dst 16-byte aligned).
@@ -56,6 +55,15 @@ __device__ __forceinline__ void put_sum(float* part, W* out, int64_t prow, int c
   } else {
     part[prow * cols + c] = v;
   }
+}
+
+// Blocks in this block's thread-block cluster (1 where the launch has none, or before sm_90).
+__device__ __forceinline__ int cluster_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return static_cast<int>(cooperative_groups::this_cluster().num_blocks());
+#else
+  return 1;
+#endif
 }
 
 // Writes a block's partial row `col` (shared memory, column order) out: to row `prow` of `part`, or to `out`
@@ -174,7 +182,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
             float* __restrict__ part_w, float* __restrict__ part_b, W* __restrict__ dw, W* __restrict__ db,
             int64_t rows, int cols, int off0, unsigned col_from) {
-  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   constexpr bool kSmem = kSmemBlocks > 0;
   static_assert(!kSmem || kRPB == 1, "shared-memory sums: one row group a block");
@@ -193,14 +201,9 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   __shared__ float slot[2];
   extern __shared__ float4 acc_smem[];  // kSmem: dw sums, then db sums, acc_floats(...) floats each
   const int lane = threadIdx.x % kTPR;
-  // The blocks of a row take consecutive runs of kTPR * kVecs packs (the last may hold fewer), the runs
-  // rotated by the cluster's index so that the short last run falls on a different SM from cluster to cluster
-  // (clusters are placed alike: unrotated, one SM of each group took every cluster's short run). Pack i of a
-  // thread is gi + i * kTPR (RowSplit).
-  const ClusterPlace cp = cluster_place<kCS>();
-  const int gi = (cp.rank + cp.index) % cp.size * kTPR * kVecs + lane;
-  const int64_t group = kCS > 1 ? cp.index : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
-  const int64_t stride = kCS > 1 ? cp.count : static_cast<int64_t>(gridDim.x) * kRPB;
+  const int gi = (kCS > 1 ? static_cast<int>(blockIdx.x % kCS) * kTPR : 0) + lane;
+  const int64_t group = kCS > 1 ? blockIdx.x / kCS : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
+  const int64_t stride = kCS > 1 ? gridDim.x / kCS : static_cast<int64_t>(gridDim.x) * kRPB;
   // All rows of a group split alike: where a group takes several odd rows, the host makes `stride` a
   // multiple of V, so they all start at the same offset from alignment and a thread keeps its columns.
   const RowSplit<V, kOdd> sp(group, cols, off0, gi);
@@ -211,7 +214,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   if constexpr (kEarly) {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kTPR;
+      const int p = gi + i * kSpan;
       if (p < sp.packs) wp[i] = load_param_raw<W, V>(w, sp.head + p * V, whole);
     }
   }
@@ -220,14 +223,14 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     if constexpr (kEarly) {
       param_floats<W, V>(w, wp[i], 1.f, wv);
     } else {
-      load_param<W, V>(w, sp.head + (gi + i * kTPR) * V, 1.f, wv, whole);
+      load_param<W, V>(w, sp.head + (gi + i * kSpan) * V, 1.f, wv, whole);
     }
   };
   // Register sums (unused where kSmem: the compiler drops them), or shared-memory ones: pack i's sums at
   // sw + at(i) (dw) and sb + at(i) (db).
   constexpr int kRegs = kSmem ? 1 : kVecs;
   float aw[kRegs][V], ab[kCenter ? kRegs : 1][V], ew = 0.f, eb = 0.f;
-  const int nacc = acc_floats(kTPR, kVecs, kCS > 1, V, cols);
+  const int nacc = acc_floats(kTPR, kVecs, kCS, V, cols);
   float* const sw = reinterpret_cast<float*>(acc_smem);
   float* const sb = sw + nacc;
   // Slot of pack i's sums: each thread's V sums are 16-byte aligned and a warp's are contiguous (no bank
@@ -254,7 +257,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     if constexpr (kLoadsFirst) {
 #pragma unroll
       for (int i = 0; i < kVecs; ++i) {
-        const int p = gi + i * kTPR;
+        const int p = gi + i * kSpan;
         if (p < sp.packs) {
           xp[i] = load_pack<T, V>(xr + p * V);
           gp[i] = load_pack<T, V>(gr + p * V);
@@ -267,7 +270,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     float s[2] = {kOdd ? ge * we * xhe : 0.f, kOdd ? ge * we : 0.f};
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kTPR;
+      const int p = gi + i * kSpan;
       if (p < sp.packs) {
         if constexpr (!kLoadsFirst) {
           xp[i] = load_pack<T, V>(xr + p * V);
@@ -301,7 +304,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     T* dxr = dx + row * cols + sp.head;
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kTPR;
+      const int p = gi + i * kSpan;
       if (p >= sp.packs) continue;
       float wv[V];
       weights(i, wv);
@@ -322,7 +325,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   // One partial row per block or row cluster, or dw/db themselves where the grid leaves one row.
   // Per thread: a row cluster's blocks (disjoint columns), and shared-memory sums of a block outside a
   // cluster, write their own columns from their slots.
-  const int64_t prow = kCS > 1 ? cp.index : blockIdx.x;
+  const int64_t prow = blockIdx.x / kCS;
   auto store = [&](float (&acc)[kRegs][V], float* sm, float eacc, float* part, W* out) {
     auto val = [&](int i, int k) -> float {
       if constexpr (kSmem) {
@@ -333,7 +336,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     };
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kTPR;
+      const int p = gi + i * kSpan;
       if (p >= sp.packs) continue;
       const int c = sp.head + p * V;
       if (!kOdd && out == nullptr) {  // 16-byte stores: a quarter of the store instructions of scalar ones
@@ -373,13 +376,13 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
 #pragma unroll
           for (int i = 0; i < kVecs; ++i)
 #pragma unroll
-            for (int k = 0; k < V; ++k) v[i][k] = gi + i * kTPR < sp.packs ? sm[at(i) + k] : 0.f;
+            for (int k = 0; k < V; ++k) v[i][k] = gi + i * kSpan < sp.packs ? sm[at(i) + k] : 0.f;
           __syncthreads();
 #pragma unroll
           for (int i = 0; i < kVecs; ++i)
 #pragma unroll
             for (int k = 0; k < V; ++k) {
-              if (gi + i * kTPR < sp.packs) sm[sp.head + at(i) + k] = v[i][k];
+              if (gi + i * kSpan < sp.packs) sm[sp.head + at(i) + k] = v[i][k];
             }
           if (sp.has_loose()) sm[sp.loose] = eacc;
         }
@@ -388,7 +391,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
         const int g = threadIdx.x / kTPR;
 #pragma unroll
         for (int i = 0; i < kVecs; ++i) {
-          const int p = gi + i * kTPR;
+          const int p = gi + i * kSpan;
           if (p >= sp.packs) continue;
 #pragma unroll
           for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];

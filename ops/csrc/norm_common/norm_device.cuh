@@ -41,11 +41,11 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& v) {
 
 // Where one thread's values sit in a row of `cols` elements. The row is cut where its elements become
 // 16-byte aligned: `head` elements before, `packs` whole packs of V from there, and a tail of under V
-// after. A thread holds packs gi, gi + kTPR, ... (column head + p * V: row_packs) and at most one loose
-// element, column `loose` (-1: none): threads gi = 0..head-1 take the head, gi = V..V+tail-1 the tail (gi
-// below 2V are the first block's lanes 0..2V-1, one thread each). `off0` is the tensors' first
-// element's offset from 16-byte alignment (in elements; the same for every row tensor of the call), so rows
-// of any length and views at any offset that all the call's row tensors share read and write whole packs. !kOdd: the host has checked that
+// after. Of the row's kSpan threads, thread `gi` holds packs gi, gi + kSpan, ... (column head + p * V),
+// and at most one loose element, column `loose` (-1: none): threads 0..head-1 take the head, threads
+// V..V+tail-1 the tail. `off0` is the tensors' first element's offset from 16-byte alignment (in
+// elements; the same for every row tensor of the call), so rows of any length and views at any offset
+// that all the call's row tensors share read and write whole packs. !kOdd: the host has checked that
 // every row is whole aligned packs (no head, no tail), and the split costs no registers.
 template <int V, bool kOdd>
 struct RowSplit {
@@ -149,41 +149,10 @@ __device__ __forceinline__ void group_sum(float (&v)[K], float* smem) {
   if constexpr (kTPR > 32) warps_sum<kTPR / 32>(v, smem);
 }
 
-// Blocks in this block's thread-block cluster (1 where the launch has none, or before sm_90).
-__device__ __forceinline__ int cluster_blocks() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return static_cast<int>(cooperative_groups::this_cluster().num_blocks());
-#else
-  return 1;
-#endif
-}
-
-// A block's place among the blocks that share rows, in a kernel compiled for clusters of up to kCS blocks (the
-// launch's cluster size, which the host fits to the row): its rank in its cluster, the cluster's index in the
-// (one-dimensional) grid, the grid's clusters and the cluster's blocks, read from the cluster registers (no
-// division by a cluster size known only at run time). kCS == 1: every block alone.
-struct ClusterPlace {
-  int rank, index, count, size;
-};
-template <int kCS>
-__device__ __forceinline__ ClusterPlace cluster_place() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (kCS > 1) {
-    unsigned rank, index, count, size;
-    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
-    asm("mov.u32 %0, %%clusterid.x;" : "=r"(index));
-    asm("mov.u32 %0, %%nclusterid.x;" : "=r"(count));
-    return {static_cast<int>(rank), static_cast<int>(index), static_cast<int>(count), static_cast<int>(size)};
-  }
-#endif
-  return {0, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), 1};
-}
-
-// After group_sum over whole blocks: adds the K sums of the blocks of a thread-block cluster (sm_90+; kCS:
-// the most it may have) in rank order; every thread gets the sums. `slot` is K floats of shared memory used
-// for nothing else; it syncs the cluster twice (the second keeps every block's slot alive until all have
-// read it), so every thread of the cluster must call it.
+// After group_sum over whole blocks: adds the K sums of the kCS blocks of a thread-block cluster (sm_90+)
+// in rank order; every thread gets the sums. `slot` is K floats of shared memory used for nothing else;
+// it syncs the cluster twice (the second keeps every block's slot alive until all have read it), so
+// every thread of the cluster must call it.
 template <int kCS, int K>
 __device__ __forceinline__ void cluster_sum(float (&v)[K], float* slot) {
   if constexpr (kCS > 1) {
@@ -198,10 +167,8 @@ __device__ __forceinline__ void cluster_sum(float (&v)[K], float* slot) {
     float s[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) s[k] = 0.f;
-    const int n = static_cast<int>(cluster.num_blocks());  // up to kCS: unrolled, fewer registers than a loop to n
 #pragma unroll
     for (int r = 0; r < kCS; ++r) {
-      if (r >= n) break;
       const float* theirs = cluster.map_shared_rank(slot, r);
 #pragma unroll
       for (int k = 0; k < K; ++k) s[k] += theirs[k];

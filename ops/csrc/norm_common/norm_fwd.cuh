@@ -1,11 +1,10 @@
 // Forward kernels of the norm ops (kCenter: layer_norm, else rms_norm); see norm_launch.cuh for when
 // each runs.
 //   fwd_reg : the row in registers, one read of x and one write of y. kTPR threads per row in each of
-//             up to kCS blocks (kCS > 1: a thread-block cluster per row, as many blocks as the launch's
-//             clusters have, its blocks' sums added through distributed shared memory; kTPR = 32: a warp
-//             per row, 4 rows a block; 128-1024: a block per row), kVecs packs of V elements per thread
-//             (16 bytes) plus (kOdd) one loose element where the row is not a whole number of aligned
-//             packs (RowSplit). kEarly: every pack's load
+//             kCS blocks (kCS > 1: a thread-block cluster per row, its blocks' sums added through
+//             distributed shared memory; kTPR = 32: a warp per row, 4 rows a block; 128-1024: a block
+//             per row), kVecs packs of V elements per thread (16 bytes) plus (kOdd) one loose element
+//             where the row is not a whole number of aligned packs (RowSplit). kEarly: every pack's load
 //             goes out before any is used, and weight and bias are read with x, before the row sums (else
 //             after them, when y is written): their registers are held across the sums, which costs
 //             occupancy, so the host takes it for grids of at most one block an SM, where the round trips to
@@ -28,18 +27,13 @@ template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bo
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
-  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   __shared__ float smem[2 * 32];
   __shared__ float slot[1];
   const int lane = threadIdx.x % kTPR;
-  // The blocks of a row take consecutive runs of kTPR * kVecs packs (the last may hold fewer), the runs
-  // rotated by the cluster's index so that the short last run falls on a different SM from cluster to cluster
-  // (clusters are placed alike: unrotated, one SM of each group took every cluster's short run). Pack i of a
-  // thread is gi + i * kTPR (RowSplit).
-  const ClusterPlace cp = cluster_place<kCS>();
-  const int gi = (cp.rank + cp.index) % cp.size * kTPR * kVecs + lane;
-  const int64_t row = kCS > 1 ? cp.index : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
+  const int gi = (kCS > 1 ? static_cast<int>(blockIdx.x % kCS) * kTPR : 0) + lane;
+  const int64_t row = kCS > 1 ? blockIdx.x / kCS : static_cast<int64_t>(blockIdx.x) * kRPB + threadIdx.x / kTPR;
   const bool live = row < rows;  // a whole group is live or not (the block-wide sums need every thread)
   const RowSplit<V, kOdd> sp(live ? row : 0, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
@@ -51,7 +45,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   float v[kVecs][V];
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
-    const int p = gi + i * kTPR;
+    const int p = gi + i * kSpan;
     if (live && p < sp.packs) {
       xp[kEarly ? i : 0] = load_pack<T, V>(xr + p * V);
       if constexpr (!kEarly) {
@@ -68,7 +62,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     if (live) {
 #pragma unroll
       for (int i = 0; i < kVecs; ++i) {
-        const int p = gi + i * kTPR;
+        const int p = gi + i * kSpan;
         if (p < sp.packs) {
           prefetch_param(w, sp.head + p * V);
           if constexpr (kCenter) prefetch_param(b, sp.head + p * V);
@@ -82,7 +76,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kTPR;
+      const int p = gi + i * kSpan;
       if (live && p < sp.packs) {
         wp[i] = load_param_raw<W, V>(w, sp.head + p * V, whole);
         if constexpr (kCenter) bp[i] = load_param_raw<W, V>(b, sp.head + p * V, whole);
@@ -94,7 +88,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     }
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      const bool in = live && gi + i * kTPR < sp.packs;
+      const bool in = live && gi + i * kSpan < sp.packs;
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = in ? to_f32(xp[i].v[k]) : 0.f;
     }
@@ -113,7 +107,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   float q[1] = {sp.has_loose() ? (e - mu) * (e - mu) : 0.f};
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
-    const bool in = gi + i * kTPR < sp.packs;
+    const bool in = gi + i * kSpan < sp.packs;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float d = in ? v[i][k] - mu : 0.f;
@@ -133,7 +127,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
-    const int p = gi + i * kTPR;
+    const int p = gi + i * kSpan;
     if (p >= sp.packs) continue;
     const int c = sp.head + p * V;
     Pack<T, V> o;

@@ -5,7 +5,8 @@
 //   up to 32 * 4 packs: fwd_reg/bwd_reg with a warp per row
 //   up to 512 * 8 packs (fwd) or 512 * 4 (bwd): a block of 128-512 threads per row
 //   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and long rows when they are few
-//   (Spread): a cluster of 8 blocks per row (sm_90+)
+//   (Spread): a cluster of blocks per row (sm_90+), 8 or, in grids that fill the GPU, the fewest of 5-8 that
+//   hold the row (row_cluster)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
 // A forward of no more rows than SMs, or of warp rows at more than two packs a thread and at most
@@ -75,7 +76,6 @@ struct Spread {
   int64_t packs, rows, rows_per_sm;
 };
 constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
-
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
@@ -98,23 +98,6 @@ inline DeviceInfo device_info() {
   const DeviceInfo info{dev, std::max(sms, 1), major >= 9, l2};
   if (dev < kMaxDevices) known[dev] = info;
   return info;
-}
-
-// Blocks a row of `packs` packs takes in a kernel compiled for clusters of up to cs_max blocks of tpr threads
-// at vecs packs a thread (1 where cs_max is 1), on a grid of `rows` rows (or more) at that. Where the grid at
-// cs_max blocks a row would hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row,
-// so that fewer of its threads hold nothing and more rows are in flight at once (8 blocks of 256 threads at 2
-// packs gave rows of 2,504 packs 61% of their threads; 5 blocks hold them). Smaller grids keep cs_max: their
-// rows are all in flight anyway, and more blocks a row put its loads on more SMs (`[5,58127]` bf16 layer_norm
-// forward 10.2 us in 8 blocks, 11.2 in 7). At least cs_max / 2 + 1: a table row takes rows the one before it
-// cannot hold, so that bound only matters outside the table, and it gives the launchers' resident-size caches
-// cs_max - cs_max / 2 sizes to remember. NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
-constexpr int64_t kFitBlocksPerSM = 2;
-inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t rows, const DeviceInfo& dev) {
-  static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
-  if (cs_max == 1 || !fit || rows * cs_max <= kFitBlocksPerSM * dev.sms) return cs_max;
-  const int64_t per = static_cast<int64_t>(tpr) * vecs, need = (packs + per - 1) / per;
-  return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
 }
 
 // The row tensors' common offset from 16-byte alignment in elements, or -1 where they differ.
@@ -141,6 +124,35 @@ int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& 
     if (static_cast<int64_t>(r.tpr) * r.vecs * r.cs >= packs) return static_cast<int>(i);
   }
   return -1;
+}
+
+// Blocks a row of `packs` packs takes where the table gives it a cluster of cs_max blocks of tpr threads at vecs
+// packs a thread (1 where cs_max is 1), on a grid of `rows` rows. Where the grid at cs_max blocks a row would
+// hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row, so that fewer threads hold
+// nothing and more rows are in flight at once (8 blocks of 256 threads at 2 packs gave rows of 2,504 packs 61%
+// of their threads; 5 blocks hold them). Smaller grids keep cs_max: their rows are all in flight anyway, and
+// more blocks a row put its loads on more SMs (`[5,58127]` bf16 layer_norm forward 10.2 us in 8 blocks, 11.2
+// in 7). At least cs_max / 2 + 1: a table row takes rows the row before it cannot hold, so the bound only
+// matters outside the table, and it keeps the kernels compiled to cs_max - cs_max / 2 sizes
+// (with_cluster_size). NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
+constexpr int64_t kFitBlocksPerSM = 2;
+inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t rows, const DeviceInfo& dev) {
+  static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
+  if (cs_max == 1 || !fit || rows * cs_max <= kFitBlocksPerSM * dev.sms) return cs_max;
+  const int64_t per = static_cast<int64_t>(tpr) * vecs, need = (packs + per - 1) / per;
+  return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
+}
+
+// Calls f(std::integral_constant<int, C>{}) for C == cs, one of kMax / 2 + 1 .. kMax (row_cluster's): each
+// cluster size runs kernels compiled for it. Kernels that read the size at run time held more registers (a
+// block an SM fewer in `[2048,32768]` f16 rms_norm's backward, 34% slower).
+template <int kMax, typename F, int... I>
+void with_cluster_size_of(int cs, std::integer_sequence<int, I...>, F& f) {
+  (void)((cs == kMax / 2 + 1 + I ? (f(std::integral_constant<int, kMax / 2 + 1 + I>{}), true) : false) || ...);
+}
+template <int kMax, typename F>
+void with_cluster_size(int cs, F&& f) {
+  with_cluster_size_of<kMax>(cs, std::make_integer_sequence<int, kMax - kMax / 2>{}, f);
 }
 
 // Calls f(std::integral_constant<size_t, I>{}) for I == index: the config tables alone decide which kernels
@@ -242,12 +254,12 @@ inline bool fwd_prefetch_on() {
   return on;
 }
 
+// fwd_reg on clusters of exactly kCS blocks a row (1: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
-void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
-                    float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
-  constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
-  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V, rows, dev);
-  const int64_t blocks = kCS > 1 ? rows * cs : (rows + kRPB - 1) / kRPB;
+void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
+                       float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
+  constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
+  const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
   if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
     if (early_on() && small_grid(blocks, dev)) {
       launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
@@ -259,18 +271,28 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
     constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, true>;
     // Only where the whole grid is resident at once: the prefetching kernels' registers differ from the plain
     // ones' (either way), and a grid they would split into waves is no small grid.
-    // Blocks of it resident at once, per device and cluster size (row_cluster's; 0: not asked yet).
-    static int64_t resident[kMaxDevices][kCS - kCS / 2] = {};
-    int64_t* known = dev.index < kMaxDevices ? &resident[dev.index][cs - kCS / 2 - 1] : nullptr;
-    const int64_t wave = known != nullptr && *known > 0 ? *known : wave_of(kernel, kBlock, cs, 0) * cs;
-    if (known != nullptr) *known = wave;
+    static int64_t resident[kMaxDevices] = {};  // blocks of it resident at once, per device (0: not asked yet)
+    const bool known = dev.index < kMaxDevices && resident[dev.index] > 0;
+    const int64_t wave = known ? resident[dev.index] : wave_of(kernel, kBlock, kCS, 0) * kCS;
+    if (dev.index < kMaxDevices) resident[dev.index] = wave;
     if (blocks <= wave) {
-      launch(kernel, blocks, kBlock, cs, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
+      launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
       return;
     }
   }
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, false>, blocks, kBlock, cs, 0, stream, x, w, b, y,
+  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
          mean, rstd, rows, cols, eps, off0);
+}
+
+// The table row {kTPR, kVecs, kCS} of the forward: on clusters of row_cluster's size where kCS > 1.
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
+void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
+                    float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  with_cluster_size<kCS>(row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V, rows, dev), [&](auto cs) {
+    launch_fwd_reg_at<T, W, kCenter, kTPR, kVecs, decltype(cs)::value, kOdd>(x, w, b, y, mean, rstd, rows, cols, eps,
+                                                                           off0, dev, stream);
+  });
 }
 
 // A forward of no more rows than SMs (small_grid), or of rows the table gives a warp at more than 2 packs a
@@ -352,40 +374,38 @@ constexpr int64_t kSmallGrid = 128;  // grids of up to this many blocks leave th
 constexpr int kShortRow = 2048;      // rows up to this long, in grids looping over rows, are added in clusters
 constexpr int kSmemBuckets = 64;     // shared-memory sizes, in 4 KB steps, whose wave sizes are remembered
 
-// Runs bwd_reg on a grid of at most one full wave of resident blocks (clusters); returns the partial rows
-// written (0: the grid left one and wrote dw/db itself, or col_sums blocks of the grid made them). On sm_90+
-// a grid of one block a row (kCS == 1) may run as clusters of kReduceCS blocks that add their partial rows
-// before writing them: where it has more than kSmallGrid blocks and either a block a row group (as many
-// partial rows as row groups, more bytes than the rows themselves) or short rows (a wave of many small
-// blocks). Small grids (a cluster's syncs and remote reads cost more than a finalize launch) and long rows in
-// a looping grid (few partial rows) measured slower in clusters.
+// Runs bwd_reg (on clusters of exactly kCS blocks a row where kCS > 1) on a grid of at most one full wave of
+// resident blocks (clusters); returns the partial rows written (0: the grid left one and wrote dw/db itself,
+// or col_sums blocks of the grid made them). On sm_90+ a grid of one block a row (kCS == 1) may run as
+// clusters of kReduceCS blocks that add their partial rows before writing them: where it has more than
+// kSmallGrid blocks and either a block a row group (as many partial rows as row groups, more bytes than the
+// rows themselves) or short rows (a wave of many small blocks). Small grids (a cluster's syncs and remote
+// reads cost more than a finalize launch) and long rows in a looping grid (few partial rows) measured slower
+// in clusters.
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
-int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
-                       const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
-                       const DeviceInfo& info, cudaStream_t stream) {
+int64_t launch_bwd_reg_at(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw,
+                          W* db, const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
+                          const DeviceInfo& info, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   constexpr bool kSmem = kSmemBlocks > 0;
   auto kernel = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, false>;
   constexpr bool kHasEarly = kTPR <= kEarlyMaxThreads;  // see kEarlyBlocksPerSM
   auto const early = bwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, kSmemBlocks, kHasEarly>;
   const int64_t needed = kCS > 1 ? rows : (rows + kRPB - 1) / kRPB;  // blocks (clusters) for a row per group
-  const int cs = row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V, rows, info);  // blocks a row
-  const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS > 1, V, cols)) * sizeof(float) *
+  const size_t smem = kSmem ? static_cast<size_t>(acc_floats(kTPR, kVecs, kCS, V, cols)) * sizeof(float) *
                                   (kCenter ? 2 : 1)
                             : 0;
-  // Resident blocks (row clusters where kCS > 1) a wave, per device and shared-memory size rounded up to 4 KB,
-  // asked once (a benign race: every writer writes the same): kCS == 1, without and with kReduceCS-block
-  // clusters; kCS > 1, for each cluster size row_cluster gives.
-  constexpr int kSlots = kCS > 1 ? kCS - kCS / 2 : 2;
-  static int64_t waves[kMaxDevices][kSmemBuckets][kSlots] = {};
+  // Resident blocks (row clusters where kCS > 1) a wave, without and with kReduceCS-block clusters, per
+  // device and shared-memory size rounded up to 4 KB, asked once (a benign race: every writer writes the
+  // same).
+  static int64_t waves[kMaxDevices][kSmemBuckets][2] = {};
   const int bucket = static_cast<int>(std::min<size_t>((smem + 4095) / 4096, kSmemBuckets - 1));
-  const int slot = kCS > 1 ? cs - kCS / 2 - 1 : 0;
   const bool clusters = kCS == 1 && info.clusters;
   const int dev = info.index;
   int64_t wave[2] = {0, 0};
   if (dev < kMaxDevices) {
-    wave[0] = waves[dev][bucket][slot];
-    wave[1] = kCS > 1 ? wave[0] : waves[dev][bucket][1];
+    wave[0] = waves[dev][bucket][0];
+    wave[1] = waves[dev][bucket][1];
   }
   if (wave[0] == 0) {
     if constexpr (kSmem) {
@@ -396,11 +416,11 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
       }
     }
     const size_t bytes = static_cast<size_t>(bucket) * 4096;
-    wave[0] = wave_of(kernel, kBlock, cs, bytes);
+    wave[0] = wave_of(kernel, kBlock, kCS, bytes);
     wave[1] = clusters ? wave_of(kernel, kBlock, kReduceCS, bytes) * kReduceCS : wave[0];
     if (dev < kMaxDevices) {
-      waves[dev][bucket][slot] = wave[0];
-      if constexpr (kCS == 1) waves[dev][bucket][1] = wave[1];
+      waves[dev][bucket][0] = wave[0];
+      waves[dev][bucket][1] = wave[1];
     }
   }
   const bool reduce = clusters && needed > kSmallGrid && (needed <= wave[1] || cols <= kShortRow);
@@ -415,22 +435,36 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
                                : (needed <= full ? needed : std::max(kStep, full / kStep * kStep));
   const int64_t parts = units / n;
   const bool direct = parts == 1;
-  const int64_t blocks = units * cs;
+  const int64_t blocks = units * kCS;
   const bool is_early = kHasEarly && early_on() && small_grid(blocks, info);
   if (is_early) kernel = early;
   if (is_early && n == 1 && rows <= kColRows && (dw != nullptr || db != nullptr) && cols_on()) {
     // dw/db by col_sums blocks after the row groups' (a whole number of clusters: no cluster mixes the roles)
-    const int64_t extra = (col_blocks<T, kOdd, kBlock>(cols) + cs - 1) / cs * cs;
-    launch(kernel, blocks + extra, kBlock, cs, smem, stream, dy, x, w, mean, rstd, dx, nullptr, nullptr, dw, db,
+    const int64_t extra = (col_blocks<T, kOdd, kBlock>(cols) + kCS - 1) / kCS * kCS;
+    launch(kernel, blocks + extra, kBlock, kCS, smem, stream, dy, x, w, mean, rstd, dx, nullptr, nullptr, dw, db,
            rows, cols, off0, static_cast<unsigned>(blocks));
     return 0;
   }
   const size_t bytes = static_cast<size_t>(parts) * cols * sizeof(float);
   *pw = dw != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
   *pb = db != nullptr && !direct ? static_cast<float*>(alloc(bytes)) : nullptr;
-  launch(kernel, blocks, kBlock, kCS > 1 ? cs : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
+  launch(kernel, blocks, kBlock, kCS > 1 ? kCS : n, smem, stream, dy, x, w, mean, rstd, dx, *pw, *pb,
          direct ? dw : nullptr, direct ? db : nullptr, rows, cols, off0, static_cast<unsigned>(blocks));
   return direct ? 0 : parts;
+}
+
+// The table row {kTPR, kVecs, kCS, kSmemBlocks} of the backward: on clusters of row_cluster's size where kCS > 1.
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
+int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
+                       const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
+                       const DeviceInfo& info, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  int64_t parts = 0;
+  with_cluster_size<kCS>(row_cluster(kTPR, kVecs, kCS, (cols + V - 1) / V, rows, info), [&](auto cs) {
+    parts = launch_bwd_reg_at<T, W, kCenter, kTPR, kVecs, decltype(cs)::value, kOdd, kSmemBlocks>(
+        dy, x, w, mean, rstd, dx, dw, db, alloc, pw, pb, rows, cols, off0, info, stream);
+  });
+  return parts;
 }
 
 // Picks a row of `table` for the call and runs it; returns the partial rows written, or -1 where no row
