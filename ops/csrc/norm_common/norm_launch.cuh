@@ -126,15 +126,15 @@ int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& 
   return -1;
 }
 
-// Blocks a row of `packs` packs takes where the table gives it a cluster of cs_max blocks of tpr threads at vecs
-// packs a thread (1 where cs_max is 1), on a grid of `rows` rows. Where the grid at cs_max blocks a row would
-// hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row, so that fewer threads hold
-// nothing and more rows are in flight at once (8 blocks of 256 threads at 2 packs gave rows of 2,504 packs 61%
-// of their threads; 5 blocks hold them). Smaller grids keep cs_max: their rows are all in flight anyway, and
-// more blocks a row put its loads on more SMs (`[5,58127]` bf16 layer_norm forward 10.2 us in 8 blocks, 11.2
-// in 7). At least cs_max / 2 + 1: a table row takes rows the row before it cannot hold, so the bound only
-// matters outside the table, and it keeps the kernels compiled to cs_max - cs_max / 2 sizes
-// (with_cluster_size). NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
+// Blocks a row of `packs` packs takes where the table gives it a cluster of cs_max blocks of tpr threads at
+// vecs packs a thread (1 where cs_max is 1), on a grid of `rows` rows. Where the grid at cs_max blocks a row
+// would hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row, so that fewer
+// threads hold nothing and more rows are in flight at once (8 blocks of 256 threads at 2 packs gave rows of
+// 2,504 packs 61% of their threads; 5 blocks hold them). Smaller grids keep cs_max: their rows are all in
+// flight anyway, and more blocks a row put its loads on more SMs (figures in docs/ops/norms-design.md). At
+// least cs_max / 2 + 1: a table row takes rows the row before it cannot hold, so the bound only matters
+// outside the table, and it keeps the kernels compiled to cs_max - cs_max / 2 sizes (with_cluster_size).
+// NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
 constexpr int64_t kFitBlocksPerSM = 2;
 inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t rows, const DeviceInfo& dev) {
   static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
