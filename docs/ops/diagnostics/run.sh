@@ -227,10 +227,10 @@ section_norm_small() {
     "$R(Tensor([47, 2159],\"bfloat16\"), [2159], Tensor([2159],\"bfloat16\"), 1e-06, )" >"$out/norm_small.log" 2>&1
 }
 
-# norms-design.md, known gaps: the sweeps' backwards below 0.95x of the fastest anchor that are not small (few
-# long rows on the split backward, long rows in clusters looping over rows), ours against torch.compile's: the
-# kernels after the L2 flushes, then ncu of each backward kernel (throughput, occupancy, warp states, memory,
-# warp stalls by source line)
+# norms-design.md, known gaps: long-row backwards short of the targets (few long rows on the split backward,
+# below 0.95x; long rows in clusters looping over rows, under 50% of the copy bandwidth), ours against
+# torch.compile's: the kernels after the L2 flushes, then ncu of each backward kernel (throughput, occupancy,
+# warp states, memory, warp stalls by source line)
 section_norm_long() {
   local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=()
   local cases=("$R(Tensor([21, 48983],\"float16\"), [48983], Tensor([48983],\"float16\"), 1e-06, )"
