@@ -74,6 +74,10 @@ constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},     {32, 2, 1},     {32, 4, 1}
 // under two waves of 512-thread blocks.
 struct Spread {
   int64_t packs, rows, rows_per_sm;
+  // Whether `rows` rows of `row_packs` packs on a device of `sms` SMs are such rows.
+  constexpr bool takes(int64_t row_packs, int64_t n_rows, int64_t sms) const {
+    return row_packs >= packs && n_rows < rows + rows_per_sm * sms;
+  }
 };
 constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
@@ -117,7 +121,7 @@ template <int V, size_t N>
 int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp, const DeviceInfo& dev) {
   const int64_t packs = (cols + V - 1) / V;
   const bool clusters = dev.clusters;
-  const bool spread = clusters && packs >= sp.packs && rows < sp.rows + sp.rows_per_sm * dev.sms;
+  const bool spread = clusters && sp.takes(packs, rows, dev.sms);
   for (size_t i = 0; i < N; ++i) {
     const RegConfig& r = table[i];
     if ((r.cs > 1 && !clusters) || (spread && r.cs == 1)) continue;
@@ -129,8 +133,8 @@ int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& 
 // Blocks a row of `packs` packs takes where the table gives it a cluster of cs_max blocks of tpr threads at
 // vecs packs a thread (1 where cs_max is 1), on a grid of `rows` rows. Where the grid at cs_max blocks a row
 // would hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row, so that fewer
-// threads hold nothing and more rows are in flight at once (8 blocks of 256 threads at 2 packs gave rows of
-// 2,504 packs 61% of their threads; 5 blocks hold them). Smaller grids keep cs_max: their rows are all in
+// threads hold nothing and more rows are in flight at once (8 blocks of 256 threads at 2 packs filled 61% of
+// their pack slots with a row of 2,504 packs; 5 blocks hold it). Smaller grids keep cs_max: their rows are all in
 // flight anyway, and more blocks a row put its loads on more SMs (figures in docs/ops/norms-design.md). At
 // least cs_max / 2 + 1: a table row takes rows the row before it cannot hold, so the bound only matters
 // outside the table, and it keeps the kernels compiled to cs_max - cs_max / 2 sizes (with_cluster_size).
@@ -145,7 +149,7 @@ inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t row
 
 // Calls f(std::integral_constant<int, C>{}) for C == cs, one of kMax / 2 + 1 .. kMax (row_cluster's): each
 // cluster size runs kernels compiled for it. Kernels that read the size at run time held more registers (a
-// block an SM fewer in `[2048,32768]` f16 rms_norm's backward, 34% slower).
+// block an SM fewer in `[2048,32768]` f16 rms_norm's backward, 34% slower: docs/ops/norms-design.md).
 template <int kMax, typename F, int... I>
 void with_cluster_size_of(int cs, std::integer_sequence<int, I...>, F& f) {
   (void)((cs == kMax / 2 + 1 + I ? (f(std::integral_constant<int, kMax / 2 + 1 + I>{}), true) : false) || ...);
@@ -472,9 +476,8 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
 template <typename T, typename W, bool kCenter, const auto& kTable>
 int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                       const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0, bool odd,
-                      cudaStream_t stream) {
+                      const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
-  const DeviceInfo dev = device_info();
   const int config = off0 < 0 ? -1 : pick<V>(kTable, rows, cols, kBwdSpread, dev);
   int64_t parts = -1;
   if (config < 0) return parts;
@@ -502,8 +505,7 @@ inline bool split_on() {
 template <typename T>
 bool split_takes(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   constexpr int V = 16 / sizeof(T);
-  const int64_t packs = (cols + V - 1) / V;
-  const bool spread = packs >= kBwdSpread.packs && rows < kBwdSpread.rows + kBwdSpread.rows_per_sm * dev.sms;
+  const bool spread = kBwdSpread.takes((cols + V - 1) / V, rows, dev.sms);
   const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(T);
   return split_on() && spread && rows * kReduceCS > dev.sms && rows <= kSplitMaxRows &&
          bytes <= kSplitL2Share * static_cast<double>(dev.l2);
@@ -555,10 +557,10 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
       run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, alloc, dev, stream);
     } else if constexpr (sizeof(T) == 4) {
       parts = run_bwd_table<T, W, kCenter, kBwdConfigs4>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
-                                                         off0, odd, stream);
+                                                         off0, odd, dev, stream);
     } else {
       parts = run_bwd_table<T, W, kCenter, kBwdConfigs2>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
-                                                         off0, odd, stream);
+                                                         off0, odd, dev, stream);
     }
     if (parts < 0) {
       parts = 0;
