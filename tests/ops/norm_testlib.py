@@ -61,6 +61,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cols_129_rows": ((129, 3000), "same", "same"),  # one row past them: partial rows and finalize
     # fwd, a grid of late parameter reads under a block an SM: the parameters prefetched into L1 (f32 at 512 x 8)
     "prefetch_few_rows": ((39, 12288), "same", "same"),
+    # fwd, grids of 1-4 blocks an SM: every load issued before any is used (kBatched), loose elements
+    "batched_odd": ((200, 3001), "f32", "f32"),
     # bwd, few long rows whose x and dy fit in L2: the split backward (split_sums + split_dx), which block_16384,
     # spread_10000, cluster_9001 and prefetch_few_rows also take; NORM_BWD_SPLIT=0 gives them a cluster a row
     "split_odd": ((85, 37791), "same", "same"),  # odd length; split_sums at 16 values a thread

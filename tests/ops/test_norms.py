@@ -210,7 +210,8 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 
 
 @pytest.mark.parametrize(
-    "knob", ["NORM_EARLY", "NORM_COLS", "NORM_FWD_SPREAD", "NORM_FWD_PREFETCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER"]
+    "knob", ["NORM_EARLY", "NORM_COLS", "NORM_FWD_SPREAD", "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT",
+             "NORM_ROW_CLUSTER"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -218,7 +219,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     """The kernels small grids take without the early parameter reads (NORM_EARLY=0), without column blocks
     for dw/db (NORM_COLS=0: partial rows and finalize), with the forward's rows as the table first fits
     them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), or without the forward's prefetched
-    parameters (NORM_FWD_PREFETCH=0), few long rows on a cluster a row instead of the split backward
+    parameters (NORM_FWD_PREFETCH=0) or its loads issued all at once in grids of a few blocks an SM
+    (NORM_FWD_BATCH=0), few long rows on a cluster a row instead of the split backward
     (NORM_BWD_SPLIT=0), and clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), stay
     correct: the GPU cases again in a fresh process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)

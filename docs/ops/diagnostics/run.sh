@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
-# cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_prefetch
+# cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads
 # norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and
 # without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed
 # by their last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as
@@ -13,16 +13,16 @@
 # on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows kernel's slices within one
 # wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and the long-row norm
 # backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels against Liger's
-# and torch.compile's; norm_split: the split backward's cases with it and without; norm_prefetch: the norm
-# sweeps' forwards with and without prefetched parameters; norm_fwd_shapes: the norm forward under each block
-# shape).
+# and torch.compile's; norm_split: the split backward's cases with it and without; norm_fwd_reads: the norm
+# sweeps' forwards with and without prefetched parameters and batched loads; norm_fwd_shapes: the norm forward
+# under each block shape).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd needs Liger-Kernel
 # importable (a PYTHONPATH given is kept: e.g. the wheel installed with pip --target DIR and PYTHONPATH=DIR).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_prefetch norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads norm_fwd_shapes}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -285,13 +285,14 @@ section_norm_split() {
   knob_ab norm_split 100 NORM_BWD_SPLIT=0 -- "${C[@]}"
 }
 
-# norms-design.md, prefetched parameters: the norm sweeps' forwards with and without them (NORM_FWD_PREFETCH),
-# ours alone, events with L2 flushed
-section_norm_prefetch() {
-  local v
-  for v in 1 0; do
-    NORM_FWD_PREFETCH=$v python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops \
-      --directions fwd --method events --rounds 1 --no-progress >"$out/norm_prefetch_$v.md" 2>&1
+# norms-design.md, when the forward's loads go out: the norm sweeps' forwards as the path choice takes them, without
+# prefetched parameters (NORM_FWD_PREFETCH=0) and without batched loads (NORM_FWD_BATCH=0); ours alone, events with
+# L2 flushed
+section_norm_fwd_reads() {
+  local env
+  for env in X=1 NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0; do
+    env "$env" python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops --directions fwd \
+      --method events --rounds 1 --no-progress >"$out/norm_fwd_reads_${env/X=1/default}.md" 2>&1
   done
 }
 

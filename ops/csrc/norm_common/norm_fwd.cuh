@@ -4,15 +4,8 @@
 //             kCS blocks (kCS > 1: a thread-block cluster per row, its blocks' sums added through
 //             distributed shared memory; kTPR = 32: a warp per row, 4 rows a block; 128-1024: a block
 //             per row), kVecs packs of V elements per thread (16 bytes) plus (kOdd) one loose element
-//             where the row is not a whole number of aligned packs (RowSplit). kEarly: every pack's load
-//             goes out before any is used, and weight and bias are read with x, before the row sums (else
-//             after them, when y is written): their registers are held across the sums, which costs
-//             occupancy, so the host takes it for grids of at most one block an SM, where the round trips to
-//             memory are most of the time. kPrefetch (without kEarly): the parameters' lines are asked for
-//             into L1 right after x's loads, holding no registers; the compiler keeps each pack's parameter
-//             load behind the previous pack's store, so that otherwise a block's packs wait on memory one
-//             after another once its sums are done (the host takes it for grids of a few blocks an SM, where
-//             no other block hides that wait).
+//             where the row is not a whole number of aligned packs (RowSplit). kRead, when the loads go
+//             out (FwdRead).
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -22,12 +15,25 @@
 namespace norm_core {
 namespace gpu {
 
-template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, bool kEarly,
-          bool kPrefetch>
+// When fwd_reg's loads go out. A use of a pack inside its `p < packs` branch holds the next pack's load back
+// until this one's data has come (the compiler cannot hoist a load above that branch), and each pack's
+// parameter load waits behind the previous pack's store: a round trip to memory a pack.
+//   kLate:     each x pack converted as it comes, each pack's weight and bias read as its y is written. The
+//              fewest registers, for grids whose many blocks an SM hide the round trips.
+//   kPrefetch: kLate, and the parameters' lines asked for into L1 right after x's loads (no register held).
+//   kBatched:  every x load out before any is used, and after the row sums every weight and bias load out
+//              before any is used: two round trips a row, the parameters held only while y is written.
+//   kEarly:    x, weight and bias loads all out before any is used, the parameters held across the sums: one
+//              round trip, the most registers.
+enum class FwdRead { kLate, kPrefetch, kBatched, kEarly };
+
+template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, FwdRead kRead>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
+  constexpr bool kEarly = kRead == FwdRead::kEarly, kPrefetch = kRead == FwdRead::kPrefetch;
+  constexpr bool kBulk = kEarly || kRead == FwdRead::kBatched;  // x's loads first; the parameters held
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
   __shared__ float smem[2 * 32];
   __shared__ float slot[1];
@@ -38,27 +44,24 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const RowSplit<V, kOdd> sp(live ? row : 0, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
   const T* xr = x + (live ? row : 0) * cols + sp.head;
-  // kEarly: every load goes out before any value is used (a use inside a pack's `p < packs` branch holds the
-  // next pack's load back until this one's data has come: a round trip to memory a pack), the parameters'
-  // after x's. Otherwise each pack is converted as it comes: fewer live registers, for large grids' occupancy.
-  Pack<T, V> xp[kEarly ? kVecs : 1];
+  Pack<T, V> xp[kBulk ? kVecs : 1];
   float v[kVecs][V];
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int p = gi + i * kSpan;
     if (live && p < sp.packs) {
-      xp[kEarly ? i : 0] = load_pack<T, V>(xr + p * V);
-      if constexpr (!kEarly) {
+      xp[kBulk ? i : 0] = load_pack<T, V>(xr + p * V);
+      if constexpr (!kBulk) {
 #pragma unroll
         for (int k = 0; k < V; ++k) v[i][k] = to_f32(xp[0].v[k]);
       }
-    } else if constexpr (!kEarly) {
+    } else if constexpr (!kBulk) {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
     }
   }
   const float e = live && sp.has_loose() ? to_f32(xr[sp.loose - sp.head]) : 0.f;
-  if constexpr (kPrefetch && !kEarly) {
+  if constexpr (kPrefetch) {
     if (live) {
 #pragma unroll
       for (int i = 0; i < kVecs; ++i) {
@@ -70,9 +73,10 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       }
     }
   }
-  Pack<W, V> wp[kEarly ? kVecs : 1] = {}, bp[kEarly && kCenter ? kVecs : 1] = {};
+  // kBulk: every pack's weight and bias (and the loose element's) loaded at once, before any is used.
+  Pack<W, V> wp[kBulk ? kVecs : 1] = {}, bp[kBulk && kCenter ? kVecs : 1] = {};
   W we{}, be{};
-  if constexpr (kEarly) {
+  const auto read_params = [&]() {
     const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
@@ -86,6 +90,9 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       if (w != nullptr) we = w[sp.loose];
       if (b != nullptr) be = b[sp.loose];
     }
+  };
+  if constexpr (kEarly) read_params();
+  if constexpr (kBulk) {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const bool in = live && gi + i * kSpan < sp.packs;
@@ -122,6 +129,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     if constexpr (kCenter) mean[row] = mu;
     rstd[row] = rs;
   }
+  if constexpr (kRead == FwdRead::kBatched) read_params();
   T* yr = y + row * cols + sp.head;
   // Whole-pack parameter loads where the parameters are aligned at this row's first pack (always: !kOdd).
   const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
@@ -132,7 +140,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     const int c = sp.head + p * V;
     Pack<T, V> o;
     float wv[V], bv[V];
-    if constexpr (kEarly) {
+    if constexpr (kBulk) {
       param_floats<W, V>(w, wp[i], 1.f, wv);
       param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
     } else {
@@ -146,7 +154,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   if (sp.has_loose()) {
     const int c = sp.loose;
     float wv, bv;
-    if constexpr (kEarly) {
+    if constexpr (kBulk) {
       wv = w != nullptr ? to_f32(we) : 1.f;
       bv = b != nullptr ? to_f32(be) : 0.f;
     } else {

@@ -220,6 +220,16 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
   return std::max(clusters, 1);
 }
 
+// Blocks (clusters: their blocks) of kKernel resident at once on the current device, asked once per device.
+template <auto kKernel>
+int64_t resident(int threads, int cs, const DeviceInfo& dev) {
+  static int64_t known[kMaxDevices] = {};  // 0: not asked yet (a benign race: every writer writes the same)
+  if (dev.index < kMaxDevices && known[dev.index] > 0) return known[dev.index];
+  const int64_t wave = wave_of(kKernel, threads, cs, 0) * cs;
+  if (dev.index < kMaxDevices) known[dev.index] = wave;
+  return wave;
+}
+
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
 // bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256 threads, or (forward) of one pack a
 // thread: at 512 threads of 4 packs (128 registers a thread) the held parameters spill. The forward takes them
@@ -258,34 +268,48 @@ inline bool fwd_prefetch_on() {
   return on;
 }
 
+// Forward grids of at most this many blocks an SM, all resident at once, that neither read the parameters early
+// nor prefetch them issue every load before using any (fwd_reg's kBatched: x's, then after the row sums the
+// parameters'): with a few blocks an SM, other blocks' work does not hide the round trips to memory that kLate
+// makes one pack after another. Under a block an SM the prefetch measured faster: its parameter lines arrive
+// while the sums run. NORM_FWD_BATCH=0 never does (read once; for experiments).
+constexpr int64_t kBatchBlocksPerSM = 4;
+inline bool fwd_batch_on() {
+  static const bool on = opcore::env_int("NORM_FWD_BATCH", 1) != 0;
+  return on;
+}
+// Kernels that take kBatched: at most 32 values a thread (2-byte rows at 8 packs a thread spill the parameters
+// they hold).
+template <typename T, int kVecs>
+constexpr bool fwd_batches() {
+  return kVecs * static_cast<int>(16 / sizeof(T)) <= 32;
+}
+
 // fwd_reg on clusters of exactly kCS blocks a row (1: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                        float eps, int off0, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR;
   const int64_t blocks = kCS > 1 ? rows * kCS : (rows + kRPB - 1) / kRPB;
+  const auto run = [&](auto kernel) {
+    launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
+  };
   if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
-    if (early_on() && small_grid(blocks, dev)) {
-      launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, true, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
-             mean, rstd, rows, cols, eps, off0);
-      return;
-    }
+    if (early_on() && small_grid(blocks, dev))
+      return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>);
   }
   if (fwd_prefetch_on() && blocks <= kPrefetchBlocksPerSM * dev.sms) {
-    constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, true>;
     // Only where the whole grid is resident at once: the prefetching kernels' registers differ from the plain
     // ones' (either way), and a grid they would split into waves is no small grid.
-    static int64_t resident[kMaxDevices] = {};  // blocks of it resident at once, per device (0: not asked yet)
-    const bool known = dev.index < kMaxDevices && resident[dev.index] > 0;
-    const int64_t wave = known ? resident[dev.index] : wave_of(kernel, kBlock, kCS, 0) * kCS;
-    if (dev.index < kMaxDevices) resident[dev.index] = wave;
-    if (blocks <= wave) {
-      launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
-      return;
-    }
+    constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kPrefetch>;
+    if (blocks <= resident<kernel>(kBlock, kCS, dev)) return run(kernel);
   }
-  launch(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, false, false>, blocks, kBlock, kCS, 0, stream, x, w, b, y,
-         mean, rstd, rows, cols, eps, off0);
+  if constexpr (fwd_batches<T, kVecs>()) {
+    constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kBatched>;
+    if (fwd_batch_on() && blocks <= kBatchBlocksPerSM * dev.sms && blocks <= resident<kernel>(kBlock, kCS, dev))
+      return run(kernel);
+  }
+  run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kLate>);
 }
 
 // The table row {kTPR, kVecs, kCS} of the forward: on clusters of row_cluster's size where kCS > 1.
