@@ -3,9 +3,10 @@
 # no GPU):
 #   bash docs/ops/diagnostics/registers.sh [ARCH] [GREP-PATTERN] [OP]   (defaults: sm_90, all kernels, lerp)
 # OP: lerp, or norms (rms_norm and layer_norm: norm_core's fwd_reg/bwd_reg<T, W, kCenter, threads per row,
-# packs per thread, blocks per row, loose elements[, bwd: blocks an SM the shared-memory sums are held to,
-# 0 for register sums], early parameter reads[, fwd: prefetched parameters]>, the loop kernels and finalize). The translation unit
-# below instantiates the host entry points (lerp.cuh's; norm_launch.cuh's engine) for every dtype, hence every kernel.
+# packs per thread, blocks per row, loose elements, then fwd: when the loads go out (FwdRead: 0 late, 1 prefetch,
+# 2 batched, 3 early); bwd: blocks an SM the shared-memory sums are held to (0: register sums), early parameter
+# reads>, the loop kernels and finalize). The translation unit below instantiates the host entry points
+# (lerp.cuh's; norm_launch.cuh's engine) for every dtype, hence every kernel.
 set -euo pipefail
 arch=${1:-sm_90}
 pat=${2:-.}
