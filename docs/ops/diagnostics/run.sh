@@ -287,12 +287,16 @@ section_norm_split() {
 
 # norms-design.md, when the forward's loads go out: the norm sweeps' forwards as the path choice takes them, without
 # prefetched parameters (NORM_FWD_PREFETCH=0) and without batched loads (NORM_FWD_BATCH=0); ours alone, events with
-# L2 flushed
+# L2 flushed; JSON, tables, and opbench compare of each knob-off run (base) against the default (new)
 section_norm_fwd_reads() {
-  local env
-  for env in X=1 NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0; do
-    env "$env" python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops --directions fwd \
-      --method events --rounds 1 --no-progress >"$out/norm_fwd_reads_${env/X=1/default}.md" 2>&1
+  local cfg tag
+  for cfg in "" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0; do
+    tag=norm_fwd_reads_${cfg:-default}
+    tag=${tag/=/_}
+    env ${cfg:+"$cfg"} python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops --directions fwd \
+      --method events --rounds 1 --no-progress --json "$out/$tag.json" >"$out/$tag.md" 2>&1
+    [ -n "$cfg" ] && python -m opbench compare "$out/$tag.json" "$out/norm_fwd_reads_default.json" \
+      >"$out/${tag}_compare.md" 2>&1
   done
 }
 

@@ -54,21 +54,25 @@ struct RegConfig {
 // 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the warps resident; up to 30% slower on the
 // sweeps' many-row 2-byte rows of 1,400-2,048). The last four rows (one pack a thread) only pick_fwd takes:
 // the first fits end before them.
-constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},  {32, 2, 1},  {32, 4, 1},   {128, 2, 1}, {128, 4, 1},
-                                     {256, 4, 1}, {512, 4, 1}, {512, 8, 1},  {256, 1, 8}, {256, 2, 8},
-                                     {256, 4, 8}, {512, 4, 8}, {512, 8, 8},  {128, 1, 1}, {256, 1, 1},
-                                     {512, 1, 1}, {1024, 1, 1}};
+constexpr int kRowCS = 8;  // blocks of the tables' cluster rows (fewer where row_cluster fits them to the row)
+constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4, 1},       {128, 2, 1},
+                                     {128, 4, 1},      {256, 4, 1},      {512, 4, 1},      {512, 8, 1},
+                                     {256, 1, kRowCS}, {256, 2, kRowCS}, {256, 4, kRowCS}, {512, 4, kRowCS},
+                                     {512, 8, kRowCS}, {128, 1, 1},      {256, 1, 1},      {512, 1, 1},
+                                     {1024, 1, 1}};
 // The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
 // warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
 // frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
 // block's loads overlap another's sums and syncs (figures in docs/ops/norms-design.md). The tables differ for
 // 4-byte rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
-constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},     {32, 2, 1},     {32, 4, 1},    {128, 4, 1, 4},
-                                      {256, 4, 1, 2}, {512, 4, 1, 1}, {256, 1, 8},   {256, 2, 8, 3},
-                                      {256, 4, 8, 3}, {512, 4, 8, 1}};
-constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},     {32, 2, 1},     {32, 4, 1}, {128, 4, 1, 4},
-                                      {256, 4, 1, 2}, {512, 4, 1, 1}, {256, 1, 8}, {256, 2, 8},
-                                      {256, 4, 8, 3}, {512, 4, 8, 1}};
+constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
+                                      {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
+                                      {256, 1, kRowCS},    {256, 2, kRowCS, 3}, {256, 4, kRowCS, 3},
+                                      {512, 4, kRowCS, 1}};
+constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
+                                      {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
+                                      {256, 1, kRowCS},    {256, 2, kRowCS},    {256, 4, kRowCS, 3},
+                                      {512, 4, kRowCS, 1}};
 // Rows of at least `packs` packs take a cluster each where there are fewer than rows + rows_per_sm * SMs
 // of them: the forward's few long rows, and the backward's rows past a 256-thread block while they are
 // under two waves of 512-thread blocks.
@@ -517,8 +521,8 @@ int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, co
 }
 
 // The split backward (norm_split.cuh) takes the few long rows the table would give a cluster each (kBwdSpread)
-// where they are more than a small grid of clusters (those make dw/db in column blocks of the same launch) and
-// x and dy together fit in kSplitL2Share of L2, so that split_dx finds them there. NORM_BWD_SPLIT=0 never
+// where they are more than a small grid at kRowCS blocks a row (those make dw/db in column blocks of the same
+// launch) and x and dy together fit in kSplitL2Share of L2, so that split_dx finds them there. NORM_BWD_SPLIT=0 never
 // (read once; for experiments).
 constexpr double kSplitL2Share = 0.6;
 constexpr int64_t kSplitBlocksPerSM = 4;  // split_sums takes the largest kPer that leaves this many blocks an SM
@@ -531,7 +535,7 @@ bool split_takes(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   constexpr int V = 16 / sizeof(T);
   const bool spread = kBwdSpread.takes((cols + V - 1) / V, rows, dev.sms);
   const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(T);
-  return split_on() && spread && rows * kReduceCS > dev.sms && rows <= kSplitMaxRows &&
+  return split_on() && spread && !small_grid(rows * kRowCS, dev) && rows <= kSplitMaxRows &&
          bytes <= kSplitL2Share * static_cast<double>(dev.l2);
 }
 
