@@ -49,6 +49,7 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "direct_dw": ((3, 768), "f32", "f32"),  # one block: dw/db written by the backward kernel itself
     "small_grid_warps": ((20, 500), "same", "same"),  # grids of a few blocks
     "small_grid_block": ((7, 3000), "same", "same"),
+    "small_grid_two_packs": ((9, 6001), "same", "same"),  # fwd: 2-byte rows of 513-1,024 packs, 512 threads at 2
     "small_grid_odd": ((5, 2001), "f32", "f32"),
     # a block a row, more than 128 blocks: clusters of 8 add their blocks' sums (sm_90+)
     "cluster_rows": ((400, 3000), "same", None),

@@ -141,7 +141,7 @@ def sass(patterns: list[str]) -> None:
 
 # The non-cluster shapes of kFwdConfigs (threads a row, packs a thread) that fwd-shapes forces.
 FWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 1), (128, 2), (128, 4), (256, 1), (256, 4), (512, 1), (512, 4),
-              (512, 8), (1024, 1)]
+              (512, 8), (512, 2)]
 BLOCK_PACKS = 4096  # the most packs a block's shape holds (512 x 8); longer rows take clusters
 
 

@@ -52,14 +52,14 @@ struct RegConfig {
 };
 // Tried in order: the first that covers the row's packs. Past 4 packs a thread a warp row takes 128 threads at
 // 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the warps resident; up to 30% slower on the
-// sweeps' many-row 2-byte rows of 1,400-2,048). The last four rows (one pack a thread) only pick_fwd takes:
-// the first fits end before them.
+// sweeps' many-row 2-byte rows of 1,400-2,048). The last kSmallGridShapes rows only pick_fwd takes: the first
+// fits end before them.
 constexpr int kRowCS = 8;  // blocks of the tables' cluster rows (fewer where row_cluster fits them to the row)
 constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4, 1},       {128, 2, 1},
                                      {128, 4, 1},      {256, 4, 1},      {512, 4, 1},      {512, 8, 1},
                                      {256, 1, kRowCS}, {256, 2, kRowCS}, {256, 4, kRowCS}, {512, 4, kRowCS},
                                      {512, 8, kRowCS}, {128, 1, 1},      {256, 1, 1},      {512, 1, 1},
-                                     {1024, 1, 1}};
+                                     {512, 2, 1}};
 // The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
 // warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
 // frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
@@ -329,14 +329,17 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
 
 // A forward of no more rows than SMs (small_grid), or of rows the table gives a warp at more than 2 packs a
 // thread while there are at most kOnePackRowsPerSM rows an SM, takes a block a row at one pack a thread (128
-// to 1,024 threads, the fewest that hold the row): more threads and SMs a row put more of its loads in flight
-// at once, which is most of such a call's time, and one pack a thread keeps the registers low enough for the
-// early parameter reads at any block size. Rows past 1,024 packs keep the table's choice, and so do 4-byte rows
-// past 512: their 1,024-thread blocks measured up to 25% slower than the table's 256 threads at 4 packs (fp32
-// layer_norm rows of 2,560-3,913 in small grids), where 2-byte rows gained up to 16%. Figures in
-// docs/ops/norms-design.md. NORM_FWD_SPREAD=0 never does (read once; for experiments).
+// to 512 threads, the fewest that hold the row), and 2-byte rows of 513-1,024 packs 512 threads at two: more
+// threads and SMs a row put more of its loads in flight at once, which is most of such a call's time, and one
+// pack a thread keeps the registers low enough for the early parameter reads at any block size. 1,024 threads
+// at one pack measured 0.2-0.6 us slower than 512 at two on 2-byte rows of 530-1,024 packs, early reads or
+// not (commit 0ed182f's message). Rows past 1,024 packs keep the table's choice, and so do 4-byte rows past
+// 512: their 1,024-thread blocks measured up to 25% slower than the table's 256 threads at 4 packs (fp32
+// layer_norm rows of 2,560-3,913 in small grids). Figures in docs/ops/norms-design.md. NORM_FWD_SPREAD=0 never
+// does (read once; for experiments).
 constexpr int64_t kOnePackRowsPerSM = 64;
-constexpr int kOnePackMaxThreads4 = 512;  // the largest one-pack blocks of 4-byte rows
+constexpr int kSmallGridMaxPacks4 = 512;  // the most packs a small grid's 4-byte rows take this way
+constexpr size_t kSmallGridShapes = 4;      // kFwdConfigs' last rows: 128, 256, 512 x 1, then 512 x 2
 inline bool spread_on() {
   static const bool on = opcore::env_int("NORM_FWD_SPREAD", 1) != 0;
   return on;
@@ -358,10 +361,9 @@ int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   const RegConfig& r = kFwdConfigs[config];
   const bool warp_rows = r.tpr == 32 && packs > 2 * r.tpr && rows <= kOnePackRowsPerSM * dev.sms;
   if (r.cs > 1 || !(small_grid(rows, dev) || warp_rows)) return config;
-  for (size_t i = 0; i < std::size(kFwdConfigs); ++i) {
-    const RegConfig& s = kFwdConfigs[i];
-    if (s.cs == 1 && s.vecs == 1 && s.tpr >= 128 && s.tpr >= packs && (s.tpr <= kOnePackMaxThreads4 || V > 4))
-      return static_cast<int>(i);
+  for (size_t i = std::size(kFwdConfigs) - kSmallGridShapes; i < std::size(kFwdConfigs); ++i) {
+    const int64_t slots = static_cast<int64_t>(kFwdConfigs[i].tpr) * kFwdConfigs[i].vecs;
+    if (slots >= packs && (slots <= kSmallGridMaxPacks4 || V > 4)) return static_cast<int>(i);
   }
   return config;
 }
