@@ -235,22 +235,41 @@ int64_t resident(int threads, int cs, const DeviceInfo& dev) {
 }
 
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
-// bwd_reg's kEarly): where occupancy is no limit. Blocks of up to 256 threads, or (forward) of one pack a
-// thread: at 512 threads of 4 packs (128 registers a thread) the held parameters spill. The forward takes them
-// without clusters only, and not for 2-byte layer_norm rows of whole packs, which measured slower with them.
-// NORM_EARLY=0 never does (read once; for experiments).
+// bwd_reg's kEarly): where occupancy is no limit. The backward's blocks of up to kEarlyMaxThreads threads; the
+// forward's (fwd_has_early) without clusters, blocks of up to kEarlyMaxThreads threads or of at most 32 values a
+// thread. NORM_EARLY=0 never does (read once; for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
-constexpr int kEarlyMaxThreads = 256;  // the largest blocks with early reads
+constexpr int kEarlyMaxThreads = 256;  // the largest backward blocks with early reads
 inline bool early_on() {
   static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
   return on;
 }
 // A grid of at most kEarlyBlocksPerSM blocks an SM (occupancy no limit).
 inline bool small_grid(int64_t blocks, const DeviceInfo& dev) { return blocks <= kEarlyBlocksPerSM * dev.sms; }
-// Whether a forward of rows of this kind (loose elements or not) reads the parameters early on a small grid.
-template <typename T, bool kCenter>
-constexpr bool fwd_reads_early(bool odd) {
-  return !(kCenter && sizeof(T) == 2 && !odd);
+// Forward kernels of at most 32 values a thread: those that may hold the parameters (kEarly, kBatched) at any
+// block size (2-byte rows at 8 packs a thread spill them).
+template <typename T, int kVecs>
+constexpr bool fwd_holds_params() {
+  return kVecs * static_cast<int>(16 / sizeof(T)) <= 32;
+}
+// Forward kernels compiled with early reads.
+template <typename T, int kTPR, int kVecs, int kCS>
+constexpr bool fwd_has_early() {
+  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>());
+}
+// Whether the forward takes its early kernel (where fwd_has_early) on a small grid, or on a grid of up to
+// kBatchBlocksPerSM blocks an SM that is wholly resident with it (`resident_grid`). Three knobs, each read
+// once and for experiments, turn off one kind of call: NORM_FWD_EARLY_WIDE=0 blocks of more than
+// kEarlyMaxThreads threads at more than a pack a thread; NORM_FWD_EARLY_LN2=0 2-byte layer_norm rows of whole
+// packs; NORM_FWD_EARLY_RESIDENT=0 grids that are not small.
+template <typename T, bool kCenter, int kTPR, int kVecs>
+bool fwd_takes_early(bool odd, bool small, bool resident_grid) {
+  static const bool wide = opcore::env_int("NORM_FWD_EARLY_WIDE", 1) != 0;
+  static const bool ln2 = opcore::env_int("NORM_FWD_EARLY_LN2", 1) != 0;
+  static const bool res = opcore::env_int("NORM_FWD_EARLY_RESIDENT", 1) != 0;
+  if (!early_on() || !(small || (res && resident_grid))) return false;
+  if (kTPR > kEarlyMaxThreads && kVecs > 1 && !wide) return false;
+  return ln2 || !(kCenter && sizeof(T) == 2 && !odd);
 }
 // Early backward grids of at most kColRows rows make dw/db in col_sums blocks of their own; NORM_COLS=0 never
 // (read once; for experiments).
@@ -282,12 +301,6 @@ inline bool fwd_batch_on() {
   static const bool on = opcore::env_int("NORM_FWD_BATCH", 1) != 0;
   return on;
 }
-// Kernels that take kBatched: at most 32 values a thread (2-byte rows at 8 packs a thread spill the parameters
-// they hold).
-template <typename T, int kVecs>
-constexpr bool fwd_batches() {
-  return kVecs * static_cast<int>(16 / sizeof(T)) <= 32;
-}
 
 // fwd_reg on clusters of exactly kCS blocks a row (1: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
@@ -298,9 +311,12 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
   const auto run = [&](auto kernel) {
     launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
   };
-  if constexpr (kCS == 1 && (kTPR <= kEarlyMaxThreads || kVecs == 1) && fwd_reads_early<T, kCenter>(kOdd)) {
-    if (early_on() && small_grid(blocks, dev))
-      return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>);
+  if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
+    constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>;
+    const bool few = blocks <= kBatchBlocksPerSM * dev.sms;
+    if (fwd_takes_early<T, kCenter, kTPR, kVecs>(kOdd, small_grid(blocks, dev),
+                                                  few && blocks <= resident<kernel>(kBlock, kCS, dev)))
+      return run(kernel);
   }
   if (fwd_prefetch_on() && blocks <= kPrefetchBlocksPerSM * dev.sms) {
     // Only where the whole grid is resident at once: the prefetching kernels' registers differ from the plain
@@ -308,7 +324,7 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
     constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kPrefetch>;
     if (blocks <= resident<kernel>(kBlock, kCS, dev)) return run(kernel);
   }
-  if constexpr (fwd_batches<T, kVecs>()) {
+  if constexpr (fwd_holds_params<T, kVecs>()) {
     constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kBatched>;
     if (fwd_batch_on() && blocks <= kBatchBlocksPerSM * dev.sms && blocks <= resident<kernel>(kBlock, kCS, dev))
       return run(kernel);
