@@ -236,8 +236,10 @@ int64_t resident(int threads, int cs, const DeviceInfo& dev) {
 
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
 // bwd_reg's kEarly): where occupancy is no limit. The backward's blocks of up to kEarlyMaxThreads threads; the
-// forward's (fwd_has_early) without clusters, blocks of up to kEarlyMaxThreads threads or of at most 32 values a
-// thread. NORM_EARLY=0 never does (read once; for experiments).
+// forward's (fwd_has_early) without clusters, in blocks of up to kEarlyMaxThreads threads or of at most 32
+// values a thread, and not for 2-byte layer_norm rows of whole packs, which measured slower with them
+// (`[1,8192]` bf16 6.3 us against 5.2), as did early reads in grids of 2-4 blocks an SM wholly resident (figures
+// in docs/ops/norms-design.md). NORM_EARLY=0 never does (read once; for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
 constexpr int kEarlyMaxThreads = 256;  // the largest backward blocks with early reads
 inline bool early_on() {
@@ -253,23 +255,17 @@ constexpr bool fwd_holds_params() {
   return kVecs * static_cast<int>(16 / sizeof(T)) <= 32;
 }
 // Forward kernels compiled with early reads.
-template <typename T, int kTPR, int kVecs, int kCS>
+template <typename T, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 constexpr bool fwd_has_early() {
-  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>());
+  const bool ln2_whole = kCenter && sizeof(T) == 2 && !kOdd;
+  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>()) && !ln2_whole;
 }
-// Whether the forward takes its early kernel (where fwd_has_early) on a small grid, or on a grid of up to
-// kBatchBlocksPerSM blocks an SM that is wholly resident with it (`resident_grid`). Three knobs, each read
-// once and for experiments, turn off one kind of call: NORM_FWD_EARLY_WIDE=0 blocks of more than
-// kEarlyMaxThreads threads at more than a pack a thread; NORM_FWD_EARLY_LN2=0 2-byte layer_norm rows of whole
-// packs; NORM_FWD_EARLY_RESIDENT=0 grids that are not small.
-template <typename T, bool kCenter, int kTPR, int kVecs>
-bool fwd_takes_early(bool odd, bool small, bool resident_grid) {
+// Whether a small grid of a kernel with early reads takes them. NORM_FWD_EARLY_WIDE=0: not in blocks of more
+// than kEarlyMaxThreads threads at more than a pack a thread (read once; for experiments).
+template <int kTPR, int kVecs>
+bool fwd_takes_early(int64_t blocks, const DeviceInfo& dev) {
   static const bool wide = opcore::env_int("NORM_FWD_EARLY_WIDE", 1) != 0;
-  static const bool ln2 = opcore::env_int("NORM_FWD_EARLY_LN2", 1) != 0;
-  static const bool res = opcore::env_int("NORM_FWD_EARLY_RESIDENT", 1) != 0;
-  if (!early_on() || !(small || (res && resident_grid))) return false;
-  if (kTPR > kEarlyMaxThreads && kVecs > 1 && !wide) return false;
-  return ln2 || !(kCenter && sizeof(T) == 2 && !odd);
+  return early_on() && small_grid(blocks, dev) && (kTPR <= kEarlyMaxThreads || kVecs == 1 || wide);
 }
 // Early backward grids of at most kColRows rows make dw/db in col_sums blocks of their own; NORM_COLS=0 never
 // (read once; for experiments).
@@ -311,12 +307,9 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
   const auto run = [&](auto kernel) {
     launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
   };
-  if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
-    constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>;
-    const bool few = blocks <= kBatchBlocksPerSM * dev.sms;
-    if (fwd_takes_early<T, kCenter, kTPR, kVecs>(kOdd, small_grid(blocks, dev),
-                                                  few && blocks <= resident<kernel>(kBlock, kCS, dev)))
-      return run(kernel);
+  if constexpr (fwd_has_early<T, kCenter, kTPR, kVecs, kCS, kOdd>()) {
+    if (fwd_takes_early<kTPR, kVecs>(blocks, dev))
+      return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>);
   }
   if (fwd_prefetch_on() && blocks <= kPrefetchBlocksPerSM * dev.sms) {
     // Only where the whole grid is resident at once: the prefetching kernels' registers differ from the plain
