@@ -10,7 +10,8 @@
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
 // A forward of no more rows than SMs, or of warp rows at more than two packs a thread and at most
-// kOnePackRowsPerSM rows an SM, takes a block a row at one pack a thread (pick_fwd).
+// kOnePackRowsPerSM rows an SM, takes a block a row at one pack a thread, or two for 2-byte rows past 512
+// packs (pick_fwd).
 // Odd lengths and offsets take the same kernels: a row's unaligned head and tail are loose elements.
 // The backward's dw/db partial rows live in a workspace from the caller's allocator (fp32,
 // [grid's clusters, cols]); finalize adds them in a fixed order. On sm_90+ the blocks of a one-block-a-row
@@ -241,7 +242,7 @@ int64_t resident(int threads, int cs, const DeviceInfo& dev) {
 // (`[1,8192]` bf16 6.3 us against 5.2), as did early reads in grids of 2-4 blocks an SM wholly resident (figures
 // in docs/ops/norms-design.md). NORM_EARLY=0 never does (read once; for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
-constexpr int kEarlyMaxThreads = 256;  // the largest backward blocks with early reads
+constexpr int kEarlyMaxThreads = 256;  // blocks up to this size read early at any values a thread
 inline bool early_on() {
   static const bool on = opcore::env_int("NORM_EARLY", 1) != 0;
   return on;
