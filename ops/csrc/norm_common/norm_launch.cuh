@@ -350,6 +350,16 @@ void launch_fwd_reg(const T* x, const W* w, const W* b, T* y, float* mean, float
 constexpr int64_t kOnePackRowsPerSM = 64;
 constexpr int kSmallGridMaxPacks4 = 512;  // the most packs a small grid's 4-byte rows take this way
 constexpr size_t kSmallGridShapes = 4;      // kFwdConfigs' last rows: 128, 256, 512 x 1, then 512 x 2
+// pick_fwd takes the first of them that holds the row: they must be blocks, in growing numbers of pack slots.
+constexpr bool small_grid_shapes_ordered() {
+  for (size_t i = std::size(kFwdConfigs) - kSmallGridShapes; i < std::size(kFwdConfigs); ++i) {
+    const RegConfig &r = kFwdConfigs[i], &prev = kFwdConfigs[i - 1];
+    if (r.cs != 1 || (i > std::size(kFwdConfigs) - kSmallGridShapes && r.tpr * r.vecs <= prev.tpr * prev.vecs))
+      return false;
+  }
+  return true;
+}
+static_assert(small_grid_shapes_ordered(), "kFwdConfigs' small-grid shapes: blocks, in growing slots");
 inline bool spread_on() {
   static const bool on = opcore::env_int("NORM_FWD_SPREAD", 1) != 0;
   return on;
