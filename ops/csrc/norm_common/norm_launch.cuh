@@ -238,9 +238,8 @@ int64_t resident(int threads, int cs, const DeviceInfo& dev) {
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
 // bwd_reg's kEarly): where occupancy is no limit. The backward's blocks of up to kEarlyMaxThreads threads; the
 // forward's (fwd_has_early) without clusters, in blocks of up to kEarlyMaxThreads threads or of at most 32
-// values a thread, and not for 2-byte layer_norm rows of whole packs, which measured slower with them
-// (`[1,8192]` bf16 6.3 us against 5.2), as did early reads in grids of 2-4 blocks an SM wholly resident (figures
-// in docs/ops/norms-design.md). NORM_EARLY=0 never does (read once; for experiments).
+// values a thread. Early reads in grids of 2-4 blocks an SM wholly resident measured slower (figures in
+// docs/ops/norms-design.md). NORM_EARLY=0 never does (read once; for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
 constexpr int kEarlyMaxThreads = 256;  // blocks up to this size read early at any values a thread
 inline bool early_on() {
@@ -256,17 +255,19 @@ constexpr bool fwd_holds_params() {
   return kVecs * static_cast<int>(16 / sizeof(T)) <= 32;
 }
 // Forward kernels compiled with early reads.
-template <typename T, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
+template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_early() {
-  const bool ln2_whole = kCenter && sizeof(T) == 2 && !kOdd;
-  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>()) && !ln2_whole;
+  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>());
 }
-// Whether a small grid of a kernel with early reads takes them. NORM_FWD_EARLY_WIDE=0: not in blocks of more
-// than kEarlyMaxThreads threads at more than a pack a thread (read once; for experiments).
+// Whether a small grid of a kernel with early reads takes them. Two knobs, read once and for experiments, turn
+// off one kind of call each: NORM_FWD_EARLY_WIDE=0 blocks of more than kEarlyMaxThreads threads at more than a
+// pack a thread; NORM_FWD_EARLY_LN2=0 2-byte layer_norm rows of whole packs (`ln2_whole`).
 template <int kTPR, int kVecs>
-bool fwd_takes_early(int64_t blocks, const DeviceInfo& dev) {
+bool fwd_takes_early(int64_t blocks, const DeviceInfo& dev, bool ln2_whole) {
   static const bool wide = opcore::env_int("NORM_FWD_EARLY_WIDE", 1) != 0;
-  return early_on() && small_grid(blocks, dev) && (kTPR <= kEarlyMaxThreads || kVecs == 1 || wide);
+  static const bool ln2 = opcore::env_int("NORM_FWD_EARLY_LN2", 1) != 0;
+  return early_on() && small_grid(blocks, dev) && (kTPR <= kEarlyMaxThreads || kVecs == 1 || wide) &&
+         (ln2 || !ln2_whole);
 }
 // Early backward grids of at most kColRows rows make dw/db in col_sums blocks of their own; NORM_COLS=0 never
 // (read once; for experiments).
@@ -308,8 +309,8 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
   const auto run = [&](auto kernel) {
     launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
   };
-  if constexpr (fwd_has_early<T, kCenter, kTPR, kVecs, kCS, kOdd>()) {
-    if (fwd_takes_early<kTPR, kVecs>(blocks, dev))
+  if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
+    if (fwd_takes_early<kTPR, kVecs>(blocks, dev, kCenter && sizeof(T) == 2 && !kOdd))
       return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>);
   }
   if (fwd_prefetch_on() && blocks <= kPrefetchBlocksPerSM * dev.sms) {
