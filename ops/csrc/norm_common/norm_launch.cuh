@@ -5,8 +5,8 @@
 //   up to 32 * 4 packs: fwd_reg/bwd_reg with a warp per row
 //   up to 512 * 8 packs (fwd) or 512 * 4 (bwd): a block of 128-512 threads per row
 //   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and long rows when they are few
-//   (Spread): a cluster of blocks per row (sm_90+), 8 or, in grids that fill the GPU, the fewest of 5-8 that
-//   hold the row (row_cluster)
+//   (Spread; the forward's past 16,384 elements): a cluster of blocks per row (sm_90+), 8 or, in grids that
+//   fill the GPU, the fewest of 5-8 that hold the row (row_cluster)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
 // A forward of no more rows than SMs, or of warp rows at more than two packs a thread and at most
@@ -66,9 +66,11 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4,
 // frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
 // block's loads overlap another's sums and syncs (figures in docs/ops/norms-design.md). The tables differ for
 // 4-byte rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
+// 2-byte 256 x 2 clusters run 4 blocks an SM (at most 64 registers, no spills): held to 3 they took 72-79
+// registers, a block an SM fewer than they had had at 56-66 (rms_norm f16 [1549,28967] 193 -> 238 us).
 constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
                                       {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
-                                      {256, 1, kRowCS},    {256, 2, kRowCS, 3}, {256, 4, kRowCS, 3},
+                                      {256, 1, kRowCS},    {256, 2, kRowCS, 4}, {256, 4, kRowCS, 3},
                                       {512, 4, kRowCS, 1}};
 constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
                                       {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
@@ -84,7 +86,16 @@ struct Spread {
     return row_packs >= packs && n_rows < rows + rows_per_sm * sms;
   }
 };
-constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
+// The forward's few long rows take a cluster only past the largest block that holds the parameters, 512 threads
+// at 32 values (16,384 elements): such a block reads the row and the parameters at once (fwd_reg's kEarly) and
+// measured faster than a cluster of 8 (H100, 3-16 rows of 8,192-16,384: layer_norm f32 [16,8192] 7.7 -> 5.9 us,
+// bf16 [16,16384] 8.0 -> 5.9, rms_norm bf16 [3,16384] 5.9 -> 5.4; figures in docs/ops/norms-design.md).
+constexpr int kFwdSpreadCols = 512 * 32;
+template <int V>
+constexpr Spread fwd_spread() {
+  return {kFwdSpreadCols / V + 1, 32, 0};
+}
+constexpr Spread kBwdSpread{1025, 0, 2};
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
@@ -377,7 +388,7 @@ int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
     if (s.cs == 1 && s.tpr == ft && s.vecs == fv && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
       return static_cast<int>(i);
   }
-  const int config = pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
+  const int config = pick<V>(kFwdConfigs, rows, cols, fwd_spread<V>(), dev);
   if (config < 0 || !spread_on()) return config;
   const RegConfig& r = kFwdConfigs[config];
   const bool warp_rows = r.tpr == 32 && packs > 2 * r.tpr && rows <= kOnePackRowsPerSM * dev.sms;
