@@ -51,6 +51,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "small_grid_block": ((7, 3000), "same", "same"),
     "small_grid_two_packs": ((9, 6001), "same", "same"),  # fwd: 2-byte rows of 513-1,024 packs, 512 threads at 2
     "small_grid_odd": ((5, 2001), "f32", "f32"),
+    "few_rows_16384": ((3, 16384), "same", "same"),  # fwd: a 512-thread block a row at 32 values, not a cluster
+    "few_rows_odd": ((2, 12001), "same", None),
     # a block a row, more than 128 blocks: clusters of 8 add their blocks' sums (sm_90+)
     "cluster_rows": ((400, 3000), "same", None),
     "cluster_rows_odd": ((300, 1999), "same", "same"),

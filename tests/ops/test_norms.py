@@ -210,14 +210,15 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 
 
 @pytest.mark.parametrize(
-    "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_COLS", "NORM_FWD_SPREAD", "NORM_FWD_PREFETCH", "NORM_FWD_BATCH",
-             "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER"]
+    "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
+             "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_knobs_off(kind: str, knob: str) -> None:
     """The kernels small grids take without the early parameter reads (NORM_EARLY=0; NORM_FWD_EARLY_WIDE=0: the
-    forward's in blocks past 256 threads at more than a pack a thread), without column blocks
+    forward's in blocks past 256 threads at more than a pack a thread; NORM_FWD_EARLY_LN2=0: the forward's for
+    2-byte layer_norm rows of whole packs), without column blocks
     for dw/db (NORM_COLS=0: partial rows and finalize), with the forward's rows as the table first fits
     them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), or without the forward's prefetched
     parameters (NORM_FWD_PREFETCH=0) or its loads issued all at once in grids of a few blocks an SM

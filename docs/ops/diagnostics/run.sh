@@ -14,7 +14,8 @@
 # wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and the long-row norm
 # backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels against Liger's
 # and torch.compile's; norm_split: the split backward's cases with it and without; norm_fwd_reads: the norm
-# sweeps' forwards with and without prefetched parameters, batched loads and wide early reads; norm_fwd_shapes:
+# sweeps' forwards with and without prefetched parameters, batched loads, wide early reads and the early reads of
+# 2-byte layer_norm rows of whole packs; norm_fwd_shapes:
 # the norm forward under each block shape).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd needs Liger-Kernel
 # importable (a PYTHONPATH given is kept: e.g. the wheel installed with pip --target DIR and PYTHONPATH=DIR).
@@ -286,12 +287,13 @@ section_norm_split() {
 }
 
 # norms-design.md, when the forward's loads go out: the norm sweeps' forwards as the path choice takes them, without
-# prefetched parameters (NORM_FWD_PREFETCH=0), without batched loads (NORM_FWD_BATCH=0) and without the 512-thread
-# blocks' early reads (NORM_FWD_EARLY_WIDE=0); ours alone, events with L2 flushed; JSON, tables, and opbench
+# prefetched parameters (NORM_FWD_PREFETCH=0), without batched loads (NORM_FWD_BATCH=0), without the 512-thread
+# blocks' early reads (NORM_FWD_EARLY_WIDE=0) and without those of 2-byte layer_norm rows of whole packs
+# (NORM_FWD_EARLY_LN2=0); ours alone, events with L2 flushed; JSON, tables, and opbench
 # compare of each knob-off run (base) against the default (new)
 section_norm_fwd_reads() {
   local cfg tag
-  for cfg in "" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 NORM_FWD_EARLY_WIDE=0; do
+  for cfg in "" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0; do
     tag=norm_fwd_reads_${cfg:-default}
     tag=${tag/=/_}
     env ${cfg:+"$cfg"} python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops --directions fwd \

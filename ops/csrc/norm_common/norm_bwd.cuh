@@ -149,8 +149,8 @@ __device__ __noinline__ void col_sums(const T* __restrict__ dy, const T* __restr
       if (c0 >= cols || r0 + i * kColLanes >= rows) continue;
 #pragma unroll
       for (int k = 0; k < E; ++k) {
-        const float g = to_f32(gp[i].v[k]);
-        aw[k] += g * ((to_f32(xp[i].v[k]) - mu[i]) * rs[i]);
+        const float g = gp[i].get(k);
+        aw[k] += g * ((xp[i].get(k) - mu[i]) * rs[i]);
         ab[k] += g;
       }
     }
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
         weights(i, wv);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-          const float xh = (to_f32(xp[i].v[k]) - mu) * rs, g = to_f32(gp[i].v[k]);
+          const float xh = (xp[i].get(k) - mu) * rs, g = gp[i].get(k);
           const float wg = g * wv[k];
           s[0] += wg * xh;
           if constexpr (kCenter) s[1] += wg;
@@ -308,13 +308,13 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
       if (p >= sp.packs) continue;
       float wv[V];
       weights(i, wv);
-      Pack<T, V> o;
+      float o[V];
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        const float xh = (to_f32(xp[i].v[k]) - mu) * rs;
-        o.v[k] = from_f32<T>(rs * (to_f32(gp[i].v[k]) * wv[k] - c2 - xh * c1));
+        const float xh = (xp[i].get(k) - mu) * rs;
+        o[k] = rs * (gp[i].get(k) * wv[k] - c2 - xh * c1);
       }
-      store_pack<T, V>(dxr + p * V, o);
+      store_pack<T, V>(dxr + p * V, pack_of<T, V>(o));
     }
     if (sp.has_loose()) dxr[sp.loose - sp.head] = from_f32<T>(rs * (ge * we - c2 - xhe * c1));
     if constexpr (kOdd) {

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/device_convert.cuh"
 
@@ -23,12 +24,62 @@ __host__ __device__ __forceinline__ bool aligned16(const void* p) {
   return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
+// Bits of a 2-byte value (fp16 or bf16), and the value of such bits.
+template <typename T>
+__device__ __forceinline__ uint32_t bits16(T e) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half_as_ushort(e);
+  } else {
+    return __bfloat16_as_ushort(e);
+  }
+}
+template <typename T>
+__device__ __forceinline__ float f32_of_bits16(uint32_t h) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
+  } else {
+    return __uint_as_float(h << 16);  // bf16 -> fp32 is exact: the bits in the top half
+  }
+}
+
 // V elements loaded or stored at once (V * sizeof(T) is 16 bytes for the row tensor's type; a float
-// weight of a 2-byte input is 32 bytes, two 16-byte accesses).
-template <typename T, int V>
+// weight of a 2-byte input is 32 bytes, two 16-byte accesses). get(k): element k as a float; put(k, e):
+// element k's raw value.
+template <typename T, int V, bool kWords = sizeof(T) == 2 && V % 2 == 0>
 struct alignas(sizeof(T) * V) Pack {
   T v[V];
+  __device__ __forceinline__ float get(int k) const { return to_f32(v[k]); }
+  __device__ __forceinline__ void put(int k, T e) { v[k] = e; }
 };
+// 2-byte elements held as 32-bit words of two, so that a pack held raw stays whole registers until its values
+// are used. With 16-bit members the compiler split each loaded pack into halves right after its load, which
+// waits there for the data: the early parameter reads of 2-byte layer_norm rows went out one after another,
+// each behind the last one's data (SASS of fwd_reg's kEarly kernels at 8540562).
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack<T, V, true> {
+  uint32_t w[V / 2];
+  __device__ __forceinline__ float get(int k) const {
+    return k % 2 ? (std::is_same_v<T, __half> ? f32_of_bits16<T>(w[k / 2] >> 16) : __uint_as_float(w[k / 2] & 0xffff0000u))
+                 : f32_of_bits16<T>(w[k / 2] & 0xffffu);
+  }
+  __device__ __forceinline__ void put(int k, T e) {
+    w[k / 2] = k % 2 ? (w[k / 2] & 0xffffu) | (bits16(e) << 16) : (w[k / 2] & 0xffff0000u) | bits16(e);
+  }
+};
+
+// The pack of V floats, each rounded to T (from_f32's rounding).
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> pack_of(const float (&f)[V]) {
+  Pack<T, V> o;
+  if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+#pragma unroll
+    for (int j = 0; j < V / 2; ++j) o.w[j] = bits16(from_f32<T>(f[2 * j])) | (bits16(from_f32<T>(f[2 * j + 1])) << 16);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>(f[k]);
+  }
+  return o;
+}
 
 template <typename T, int V>
 __device__ __forceinline__ Pack<T, V> load_pack(const T* p) {
@@ -79,7 +130,7 @@ __device__ __forceinline__ void load_param(const W* p, int c, float fill, float 
   if (p != nullptr && whole) {
     const Pack<W, V> pk = load_pack<W, V>(p + c);
 #pragma unroll
-    for (int k = 0; k < V; ++k) out[k] = to_f32(pk.v[k]);
+    for (int k = 0; k < V; ++k) out[k] = pk.get(k);
   } else if (p != nullptr) {
 #pragma unroll
     for (int k = 0; k < V; ++k) out[k] = to_f32(p[c + k]);
@@ -98,14 +149,14 @@ __device__ __forceinline__ Pack<W, V> load_param_raw(const W* p, int c, bool who
     pk = load_pack<W, V>(p + c);
   } else if (p != nullptr) {
 #pragma unroll
-    for (int k = 0; k < V; ++k) pk.v[k] = p[c + k];
+    for (int k = 0; k < V; ++k) pk.put(k, p[c + k]);
   }
   return pk;
 }
 template <typename W, int V>
 __device__ __forceinline__ void param_floats(const W* p, const Pack<W, V>& pk, float fill, float (&out)[V]) {
 #pragma unroll
-  for (int k = 0; k < V; ++k) out[k] = p != nullptr ? to_f32(pk.v[k]) : fill;
+  for (int k = 0; k < V; ++k) out[k] = p != nullptr ? pk.get(k) : fill;
 }
 
 // Sums K values over each group of kSpan consecutive lanes (a power of two up to 32) by butterfly

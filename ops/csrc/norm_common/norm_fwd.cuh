@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       xp[kBulk ? i : 0] = load_pack<T, V>(xr + p * V);
       if constexpr (!kBulk) {
 #pragma unroll
-        for (int k = 0; k < V; ++k) v[i][k] = to_f32(xp[0].v[k]);
+        for (int k = 0; k < V; ++k) v[i][k] = xp[0].get(k);
       }
     } else if constexpr (!kBulk) {
 #pragma unroll
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     for (int i = 0; i < kVecs; ++i) {
       const bool in = live && gi + i * kSpan < sp.packs;
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[i][k] = in ? to_f32(xp[i].v[k]) : 0.f;
+      for (int k = 0; k < V; ++k) v[i][k] = in ? xp[i].get(k) : 0.f;
     }
   }
   float mu = 0.f;
@@ -138,8 +138,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     const int p = gi + i * kSpan;
     if (p >= sp.packs) continue;
     const int c = sp.head + p * V;
-    Pack<T, V> o;
-    float wv[V], bv[V];
+    float wv[V], bv[V], o[V];
     if constexpr (kBulk) {
       param_floats<W, V>(w, wp[i], 1.f, wv);
       param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
@@ -148,8 +147,8 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       load_param<W, V>(b, c, 0.f, bv, whole);
     }
 #pragma unroll
-    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>((v[i][k] - mu) * rs * wv[k] + bv[k]);
-    store_pack<T, V>(yr + p * V, o);
+    for (int k = 0; k < V; ++k) o[k] = (v[i][k] - mu) * rs * wv[k] + bv[k];
+    store_pack<T, V>(yr + p * V, pack_of<T, V>(o));
   }
   if (sp.has_loose()) {
     const int c = sp.loose;

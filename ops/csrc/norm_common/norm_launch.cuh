@@ -5,8 +5,8 @@
 //   up to 32 * 4 packs: fwd_reg/bwd_reg with a warp per row
 //   up to 512 * 8 packs (fwd) or 512 * 4 (bwd): a block of 128-512 threads per row
 //   longer rows, up to 512 * 8 * 8 packs (fwd) or 512 * 4 * 8 (bwd), and long rows when they are few
-//   (Spread): a cluster of blocks per row (sm_90+), 8 or, in grids that fill the GPU, the fewest of 5-8 that
-//   hold the row (row_cluster)
+//   (Spread; the forward's past 16,384 elements): a cluster of blocks per row (sm_90+), 8 or, in grids that
+//   fill the GPU, the fewest of 5-8 that hold the row (row_cluster)
 //   anything else (longer rows, row tensors at different offsets, clusters unavailable): fwd_loop/bwd_loop
 //   + cols_partial
 // A forward of no more rows than SMs, or of warp rows at more than two packs a thread and at most
@@ -66,9 +66,11 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4,
 // frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
 // block's loads overlap another's sums and syncs (figures in docs/ops/norms-design.md). The tables differ for
 // 4-byte rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
+// 2-byte 256 x 2 clusters run 4 blocks an SM (at most 64 registers, no spills): held to 3 they took 72-79
+// registers, a block an SM fewer than they had had at 56-66 (rms_norm f16 [1549,28967] 193 -> 238 us).
 constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
                                       {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
-                                      {256, 1, kRowCS},    {256, 2, kRowCS, 3}, {256, 4, kRowCS, 3},
+                                      {256, 1, kRowCS},    {256, 2, kRowCS, 4}, {256, 4, kRowCS, 3},
                                       {512, 4, kRowCS, 1}};
 constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
                                       {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
@@ -84,7 +86,16 @@ struct Spread {
     return row_packs >= packs && n_rows < rows + rows_per_sm * sms;
   }
 };
-constexpr Spread kFwdSpread{2048, 32, 0}, kBwdSpread{1025, 0, 2};
+// The forward's few long rows take a cluster only past the largest block that holds the parameters, 512 threads
+// at 32 values (16,384 elements): such a block reads the row and the parameters at once (fwd_reg's kEarly) and
+// measured faster than a cluster of 8 (H100, 3-16 rows of 8,192-16,384: layer_norm f32 [16,8192] 7.7 -> 5.9 us,
+// bf16 [16,16384] 8.0 -> 5.9, rms_norm bf16 [3,16384] 5.9 -> 5.4; figures in docs/ops/norms-design.md).
+constexpr int kFwdSpreadCols = 512 * 32;
+template <int V>
+constexpr Spread fwd_spread() {
+  return {kFwdSpreadCols / V + 1, 32, 0};
+}
+constexpr Spread kBwdSpread{1025, 0, 2};
 constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
 
 struct DeviceInfo {
@@ -238,9 +249,8 @@ int64_t resident(int threads, int cs, const DeviceInfo& dev) {
 // Grids of at most this many blocks an SM read the parameters early and hold them in registers (fwd_reg's and
 // bwd_reg's kEarly): where occupancy is no limit. The backward's blocks of up to kEarlyMaxThreads threads; the
 // forward's (fwd_has_early) without clusters, in blocks of up to kEarlyMaxThreads threads or of at most 32
-// values a thread, and not for 2-byte layer_norm rows of whole packs, which measured slower with them
-// (`[1,8192]` bf16 6.3 us against 5.2), as did early reads in grids of 2-4 blocks an SM wholly resident (figures
-// in docs/ops/norms-design.md). NORM_EARLY=0 never does (read once; for experiments).
+// values a thread. Early reads in grids of 2-4 blocks an SM wholly resident measured slower (figures in
+// docs/ops/norms-design.md). NORM_EARLY=0 never does (read once; for experiments).
 constexpr int64_t kEarlyBlocksPerSM = 1;
 constexpr int kEarlyMaxThreads = 256;  // blocks up to this size read early at any values a thread
 inline bool early_on() {
@@ -256,17 +266,19 @@ constexpr bool fwd_holds_params() {
   return kVecs * static_cast<int>(16 / sizeof(T)) <= 32;
 }
 // Forward kernels compiled with early reads.
-template <typename T, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
+template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_early() {
-  const bool ln2_whole = kCenter && sizeof(T) == 2 && !kOdd;
-  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>()) && !ln2_whole;
+  return kCS == 1 && (kTPR <= kEarlyMaxThreads || fwd_holds_params<T, kVecs>());
 }
-// Whether a small grid of a kernel with early reads takes them. NORM_FWD_EARLY_WIDE=0: not in blocks of more
-// than kEarlyMaxThreads threads at more than a pack a thread (read once; for experiments).
+// Whether a small grid of a kernel with early reads takes them. Two knobs, read once and for experiments, turn
+// off one kind of call each: NORM_FWD_EARLY_WIDE=0 blocks of more than kEarlyMaxThreads threads at more than a
+// pack a thread; NORM_FWD_EARLY_LN2=0 2-byte layer_norm rows of whole packs (`ln2_whole`).
 template <int kTPR, int kVecs>
-bool fwd_takes_early(int64_t blocks, const DeviceInfo& dev) {
+bool fwd_takes_early(int64_t blocks, const DeviceInfo& dev, bool ln2_whole) {
   static const bool wide = opcore::env_int("NORM_FWD_EARLY_WIDE", 1) != 0;
-  return early_on() && small_grid(blocks, dev) && (kTPR <= kEarlyMaxThreads || kVecs == 1 || wide);
+  static const bool ln2 = opcore::env_int("NORM_FWD_EARLY_LN2", 1) != 0;
+  return early_on() && small_grid(blocks, dev) && (kTPR <= kEarlyMaxThreads || kVecs == 1 || wide) &&
+         (ln2 || !ln2_whole);
 }
 // Early backward grids of at most kColRows rows make dw/db in col_sums blocks of their own; NORM_COLS=0 never
 // (read once; for experiments).
@@ -308,8 +320,8 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
   const auto run = [&](auto kernel) {
     launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
   };
-  if constexpr (fwd_has_early<T, kCenter, kTPR, kVecs, kCS, kOdd>()) {
-    if (fwd_takes_early<kTPR, kVecs>(blocks, dev))
+  if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
+    if (fwd_takes_early<kTPR, kVecs>(blocks, dev, kCenter && sizeof(T) == 2 && !kOdd))
       return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>);
   }
   if (fwd_prefetch_on() && blocks <= kPrefetchBlocksPerSM * dev.sms) {
@@ -376,7 +388,7 @@ int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
     if (s.cs == 1 && s.tpr == ft && s.vecs == fv && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
       return static_cast<int>(i);
   }
-  const int config = pick<V>(kFwdConfigs, rows, cols, kFwdSpread, dev);
+  const int config = pick<V>(kFwdConfigs, rows, cols, fwd_spread<V>(), dev);
   if (config < 0 || !spread_on()) return config;
   const RegConfig& r = kFwdConfigs[config];
   const bool warp_rows = r.tpr == 32 && packs > 2 * r.tpr && rows <= kOnePackRowsPerSM * dev.sms;
