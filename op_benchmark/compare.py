@@ -20,7 +20,8 @@ never under ``threshold`` (2.5% by default); the table shows it. Verdicts:
 - AMBIGUOUS: anything else (the interval is too wide to tell): never a gate failure.
 
 Files without pass medians (one round) estimate drift from three chronological blocks of
-their samples. The gate fails only on SLOWER by more than ``fail_pct``.
+their samples. The gate fails only on SLOWER by more than ``fail_pct``. ``summarize`` gives the
+overall effect per API, provider and direction (geometric mean of the ratios, FASTER/SLOWER counts).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Comparison:
     verdict: str = AMBIGUOUS
     note: str = ""
     detectable_pct: float | None = None  # the smallest shift this row can call
+    api: str = ""  # the case's API (its record's), for the per-API summary
 
     def regressed(self, fail_pct: float) -> bool:
         """SLOWER by more than ``fail_pct`` percent, or newly failing."""
@@ -151,12 +153,45 @@ def compare_records(base: Sequence[Record], new: Sequence[Record], *,
         within = float(np.hypot(_pooled(drift(b), base_floor), _pooled(drift(n), new_floor)))
         detectable = max(threshold_pct, 100 * DRIFT_SIGMAS * max(within, between))
         out.append(Comparison(case, provider, direction, b.median_us, n.median_us, ratio, lo, hi,
-                              decide(ratio, lo, hi, detectable), detectable_pct=detectable))
+                              decide(ratio, lo, hi, detectable), detectable_pct=detectable, api=b.api))
+    return out
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """A change's overall effect on one API, provider and direction: the rows compared, the geometric
+    mean, lowest and highest of their new/base ratios, and how many were called FASTER and SLOWER."""
+
+    api: str
+    provider: str
+    direction: str
+    rows: int
+    geomean: float
+    lowest: float
+    highest: float
+    faster: int
+    slower: int
+
+
+def summarize(comparisons: Sequence[Comparison]) -> list[GroupSummary]:
+    """One GroupSummary per (API, provider, direction) with at least one ratio, in first-seen order.
+    A row's API is its record's, or the case's text before its first parenthesis."""
+    groups: dict[tuple[str, str, str], list[Comparison]] = {}
+    for c in comparisons:
+        if c.ratio is not None and c.ratio > 0:
+            groups.setdefault((c.api or c.case.split("(", 1)[0], c.provider, c.direction), []).append(c)
+    out = []
+    for (api, provider, direction), rows in groups.items():
+        ratios = np.asarray([c.ratio for c in rows], dtype=np.float64)
+        out.append(GroupSummary(api, provider, direction, len(rows), float(np.exp(np.mean(np.log(ratios)))),
+                                float(ratios.min()), float(ratios.max()),
+                                sum(c.verdict == FASTER for c in rows), sum(c.verdict == SLOWER for c in rows)))
     return out
 
 
 def markdown(comparisons: Sequence[Comparison], *, fail_pct: float | None = None) -> str:
-    """One GitHub table (case, provider, direction, medians, ratio, CI, verdict) and a count line."""
+    """One GitHub table (case, provider, direction, medians, ratio, CI, verdict), a count line, and a table
+    of the new/base ratios' geometric mean per API, provider and direction (summarize)."""
     rows = []
     for c in comparisons:
         ci = f"[{c.ci_low:.3f}, {c.ci_high:.3f}]" if c.ci_low is not None else ""
@@ -173,4 +208,10 @@ def markdown(comparisons: Sequence[Comparison], *, fail_pct: float | None = None
     for c in comparisons:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
     summary = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items()))
-    return f"{table}\n\n{summary}\n"
+    groups = [[f"`{g.api}`", g.provider, g.direction, g.rows, f"{g.geomean:.3f}", f"{g.lowest:.3f}",
+               f"{g.highest:.3f}", g.faster, g.slower] for g in summarize(comparisons)]
+    if not groups:
+        return f"{table}\n\n{summary}\n"
+    by_api = tabulate(groups, headers=["api", "provider", "direction", "rows", "geomean new/base", "lowest",
+                                       "highest", "FASTER", "SLOWER"], tablefmt="github", disable_numparse=True)
+    return f"{table}\n\n{summary}\n\nPer API, provider and direction:\n\n{by_api}\n"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from op_benchmark.compare import AMBIGUOUS, FASTER, SAME, SLOWER, compare_records, decide
+from op_benchmark.compare import AMBIGUOUS, FASTER, SAME, SLOWER, compare_records, decide, markdown, summarize
 from op_benchmark.results import Record
 from op_benchmark.stats import Measurement
 
@@ -106,3 +106,31 @@ def test_row_to_row_spread_between_runs_sets_the_floor():
     assert out["c0"].verdict == SLOWER
     assert all(c.verdict not in (SLOWER, FASTER) for k, c in out.items() if k != "c0")
     assert min(c.detectable_pct for c in out.values()) > 2.5
+
+
+def test_summary_per_api_and_direction():
+    # Two APIs: a's rows 0.8x and 1.25x (geomean 1.0), b's one row 0.5x; a failed row has no ratio and is left out.
+    def r(api, case, direction, median, seed, status="ok"):
+        x = rec(dist(median, 0.002, seed=seed), case=case, status=status)
+        x.api, x.direction = api, direction
+        return x
+
+    base = [r("a", "a1", "fwd", 100, 1), r("a", "a2", "fwd", 100, 2), r("b", "b1", "bwd", 100, 3),
+            r("b", "b2", "bwd", 100, 4)]
+    new = [r("a", "a1", "fwd", 80, 5), r("a", "a2", "fwd", 125, 6), r("b", "b1", "bwd", 50, 7),
+           r("b", "b2", "bwd", 100, 8, status="error")]
+    comparisons = compare_records(base, new)
+    groups = {(g.api, g.direction): g for g in summarize(comparisons)}
+    a, b = groups[("a", "fwd")], groups[("b", "bwd")]
+    assert (a.rows, a.faster, a.slower) == (2, 1, 1)
+    assert a.geomean == pytest.approx(1.0, rel=0.01)
+    assert (a.lowest, a.highest) == (pytest.approx(0.8, rel=0.01), pytest.approx(1.25, rel=0.01))
+    assert (b.rows, b.faster, b.slower) == (1, 1, 0) and b.geomean == pytest.approx(0.5, rel=0.01)
+    text = markdown(comparisons)
+    assert "Per API, provider and direction:" in text
+    assert "| `a`   | torch      | fwd         | 2      | 1.000" in text
+
+
+def test_summary_absent_without_ratios():
+    text = markdown(compare_records([rec([1.0] * 10)], [rec([], status="error")]))
+    assert "NEW FAILURE" in text and "Per API" not in text
