@@ -212,6 +212,7 @@ def markdown(comparisons: Sequence[Comparison], *, fail_pct: float | None = None
                f"{g.highest:.3f}", g.faster, g.slower] for g in summarize(comparisons)]
     if not groups:
         return f"{table}\n\n{summary}\n"
+    # lower-case column names: a search of the output for the verdicts finds rows only
     by_api = tabulate(groups, headers=["api", "provider", "direction", "rows", "geomean new/base", "lowest",
-                                       "highest", "FASTER", "SLOWER"], tablefmt="github", disable_numparse=True)
+                                       "highest", "faster", "slower"], tablefmt="github", disable_numparse=True)
     return f"{table}\n\n{summary}\n\nPer API, provider and direction:\n\n{by_api}\n"
