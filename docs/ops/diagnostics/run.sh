@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
 # cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads
-# norm_fwd_shapes (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and
+# norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and
 # without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed
 # by their last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as
 # running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the cols kernel takes in row
@@ -15,15 +15,16 @@
 # backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels against Liger's
 # and torch.compile's; norm_split: the split backward's cases with it and without; norm_fwd_reads: the norm
 # sweeps' forwards with and without prefetched parameters, batched loads, wide early reads and the early reads of
-# 2-byte layer_norm rows of whole packs; norm_fwd_shapes:
-# the norm forward under each block shape).
-# BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd needs Liger-Kernel
-# importable (a PYTHONPATH given is kept: e.g. the wheel installed with pip --target DIR and PYTHONPATH=DIR).
+# 2-byte layer_norm rows of whole packs; norm_fwd_shapes: the norm forward under each block shape;
+# norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
+# BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
+# norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
+# pip --target DIR and PYTHONPATH=DIR).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads norm_fwd_shapes}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads norm_fwd_shapes norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -244,6 +245,26 @@ section_norm_long() {
     -k regex:"bwd_reg|split_sums|split_dx|finalize|triton" --section SpeedOfLight --section Occupancy \
     --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section SourceCounters \
     python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_long_ncu.log" 2>&1
+}
+
+# norms-design.md, known gaps, the cases the 2-byte words made slower: the backwards timed (events) as the path
+# choice takes them and without col_sums blocks (NORM_COLS=0), against torch.compile, and their kernels after
+# the L2 flushes; the layer_norm forward's kernels against torch.compile's and Liger's; then ncu of ours (launch
+# statistics with registers and waves, occupancy, warp states, throughput)
+section_norm_words_slower() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=()
+  local bwd=("$R(Tensor([12, 16384],\"float16\"), [16384], Tensor([16384],\"float16\"), 1e-06, )"
+    "$R(Tensor([1549, 28967],\"float16\"), [28967], Tensor([28967],\"float16\"), 1e-06, )"
+    "$R(Tensor([110, 897],\"float16\"), [897], Tensor([897],\"float16\"), 1e-06, )")
+  local fwd="$L(Tensor([1649, 2587],\"bfloat16\"), [2587], Tensor([2587],\"bfloat16\"), Tensor([2587],\"bfloat16\"), 1e-05, )"
+  knob_ab norm_words_slower 100 NORM_COLS=0 -- "${bwd[@]}"
+  python $here/diagnose.py timeline --providers torch-compile,liger,torch-ops --directions fwd "$fwd" \
+    >"$out/norm_words_slower_fwd_timeline.log" 2>&1
+  for c in "${bwd[@]}"; do specs+=("$c|torch-ops|bwd"); done
+  specs+=("$fwd|torch-ops|fwd")
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"bwd_reg|fwd_reg|finalize" \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_words_slower_ncu.log" 2>&1
 }
 
 # norms-design.md, known gaps: small forwards that trail Liger's or torch.compile's by 0.3-1 us, the three side
