@@ -20,6 +20,12 @@
 # compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power (AA_ARGS: extra
 #               bench options to validate, e.g. AA_ARGS="--precision 0.5")
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
+# ab:           one build against another on this machine: the working tree's extensions against those of AB_BASE
+#               (a `git archive` tarball, default .ab/base.tgz: mkdir -p .ab && git archive REV | gzip >.ab/base.tgz;
+#               carry .ab to the GPU host), built side by side (BUILD_EXT narrows them), then AB_CASES (default: the
+#               norm sweeps and suites; suite names or case files) with --providers torch-ops on AB_DEVICE (default
+#               gpu), base first, and opbench compare base new (ab_compare.md; a slowdown does not fail the step);
+#               AB_WORK (default /tmp/opbench_ab) holds the base tree and both builds' caches
 # paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz
 #               (the framework-free cores they call, <op>_<dtype>.cu, are the torch build's too), made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
@@ -156,6 +162,38 @@ step_tools() {
     python -m opbench tools transfer --json "$out/tools_transfer.json" --png "$out/tools_transfer.png" &&
     python -m opbench tools transfer --preset offload --json "$out/tools_offload.json" &&
     python -m opbench tools overlap --json "$out/tools_overlap.json"
+}
+
+step_ab() {
+  local tgz=${AB_BASE:-.ab/base.tgz} dev=${AB_DEVICE:-gpu} here=$PWD tree c rc o work base
+  o=$(realpath -m "$out") work=$(realpath -m "${AB_WORK:-/tmp/opbench_ab}")  # absolute: the base runs elsewhere
+  base=$work/base
+  local cases=()
+  [ -f "$tgz" ] || { echo "ab: no base tarball $tgz (git archive REV | gzip >$tgz)"; return 1; }
+  rm -rf "$base" && mkdir -p "$base" && tar xzf "$tgz" -C "$base" || return 1
+  for c in ${AB_CASES:-rms_norm-sweep layer_norm-sweep rms_norm layer_norm}; do  # case files by absolute path
+    if [ -f "$c" ]; then cases+=("$(realpath "$c")"); else cases+=("$c"); fi
+  done
+  local -A pid
+  for tree in base new; do  # each tree's build in its own cache, both at once
+    (if [ $tree = base ]; then cd "$base"; fi
+      OPBENCH_CACHE_DIR=$work/cache_$tree python -m opbench ops build --framework torch --device "$dev" \
+        ${BUILD_EXT:+--ext "$BUILD_EXT"} >"$o/ab_build_$tree.log" 2>&1) &
+    pid[$tree]=$!
+  done
+  for tree in base new; do
+    wait "${pid[$tree]}" || { echo "ab: the $tree build failed: $o/ab_build_$tree.log"; return 1; }
+  done
+  for tree in base new; do
+    (if [ $tree = base ]; then cd "$base"; fi
+      OPBENCH_CACHE_DIR=$work/cache_$tree python -m opbench bench "${cases[@]}" --providers torch-ops \
+        --directions fwd,bwd --device "$dev" --rounds 1 --no-progress --json "$o/ab_$tree.json" \
+        >"$o/ab_$tree.md" 2>&1) || { echo "ab: the $tree bench failed: $o/ab_$tree.md"; return 1; }
+  done
+  cd "$here" && python -m opbench compare "$o/ab_base.json" "$o/ab_new.json" --markdown "$o/ab_compare.md" \
+    --fail-on-slower 100 >/dev/null
+  rc=$?
+  [ "$rc" -le 1 ] && tail -n 12 "$o/ab_compare.md"
 }
 
 step_paddle-check() {

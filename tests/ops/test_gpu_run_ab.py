@@ -1,0 +1,50 @@
+"""docs/gpu_run.sh's ab step (one build of the ops against another) on the CPU: the two trees are built side by
+side, the same cases timed in each, and opbench compare's table written; a missing base is a one-line error."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = 'paddle.nn.functional.rms_norm(Tensor([16, 256],"float32"), [256], Tensor([256],"float32"), 1e-06, )'
+
+
+def run_ab(out: Path, **env: str) -> subprocess.CompletedProcess:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the script's `python` is ours
+    return subprocess.run(["bash", "docs/gpu_run.sh", str(out), "ab"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PATH": path, **env}, timeout=1200)
+
+
+def test_ab_without_a_base_fails_in_one_line(tmp_path):
+    r = run_ab(tmp_path / "out", AB_BASE=str(tmp_path / "none.tgz"), AB_DEVICE="cpu")
+    assert r.returncode == 1
+    assert "ab: FAILED" in (tmp_path / "out" / "steps.log").read_text()
+    assert (tmp_path / "out" / "ab.log").read_text().strip() == f"ab: no base tarball {tmp_path / 'none.tgz'} " \
+        f"(git archive REV | gzip >{tmp_path / 'none.tgz'})"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout")
+def test_ab_builds_both_trees_and_compares(tmp_path):
+    tgz = tmp_path / "base.tgz"
+    with open(tgz, "wb") as f:  # the base: this checkout's HEAD
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
+        f.write(subprocess.run(["gzip"], input=archive, capture_output=True, check=True).stdout)
+    cases = tmp_path / "cases.txt"
+    cases.write_text(CASE + "\n")
+    out = tmp_path / "out"
+    r = run_ab(out, AB_BASE=str(tgz), AB_DEVICE="cpu", AB_CASES=str(cases), AB_WORK=str(tmp_path / "work"),
+               BUILD_EXT="norm")
+    assert r.returncode == 0, (out / "ab.log").read_text()
+    for tree in ("base", "new"):
+        records = json.loads((out / f"ab_{tree}.json").read_text())["records"]
+        assert {(x["provider"], x["direction"], x["status"]) for x in records} == {
+            ("torch-ops", "fwd", "ok"), ("torch-ops", "bwd", "ok")}
+    table = (out / "ab_compare.md").read_text()
+    assert "Per API, provider and direction:" in table and "`paddle.nn.functional.rms_norm`" in table
+    assert (tmp_path / "work" / "base" / "docs" / "gpu_run.sh").exists()  # the base tree was unpacked there
