@@ -184,11 +184,13 @@ step_ab() {
   for tree in base new; do
     wait "${pid[$tree]}" || { echo "ab: the $tree build failed: $o/ab_build_$tree.log"; return 1; }
   done
-  for tree in base new; do
+  for tree in base new; do  # exit 1 (records that failed) still writes the JSON, and compare shows them
     (if [ $tree = base ]; then cd "$base"; fi
       OPBENCH_CACHE_DIR=$work/cache_$tree python -m opbench bench "${cases[@]}" --providers torch-ops \
         --directions fwd,bwd --device "$dev" --rounds 1 --no-progress --json "$o/ab_$tree.json" \
-        >"$o/ab_$tree.md" 2>&1) || { echo "ab: the $tree bench failed: $o/ab_$tree.md"; return 1; }
+        >"$o/ab_$tree.md" 2>&1)
+    rc=$?
+    [ "$rc" -le 1 ] && [ -s "$o/ab_$tree.json" ] || { echo "ab: the $tree bench failed: $o/ab_$tree.md"; return 1; }
   done
   cd "$here" && python -m opbench compare "$o/ab_base.json" "$o/ab_new.json" --markdown "$o/ab_compare.md" \
     --fail-on-slower 100 >/dev/null
