@@ -165,7 +165,7 @@ step_tools() {
 }
 
 step_ab() {
-  local tgz=${AB_BASE:-.ab/base.tgz} dev=${AB_DEVICE:-gpu} here=$PWD tree c rc o work base
+  local tgz=${AB_BASE:-.ab/base.tgz} dev=${AB_DEVICE:-gpu} tree c rc o work base
   o=$(realpath -m "$out") work=$(realpath -m "${AB_WORK:-/tmp/opbench_ab}")  # absolute: the base runs elsewhere
   base=$work/base
   local cases=()
@@ -192,7 +192,7 @@ step_ab() {
     rc=$?
     [ "$rc" -le 1 ] && [ -s "$o/ab_$tree.json" ] || { echo "ab: the $tree bench failed: $o/ab_$tree.md"; return 1; }
   done
-  cd "$here" && python -m opbench compare "$o/ab_base.json" "$o/ab_new.json" --markdown "$o/ab_compare.md" \
+  python -m opbench compare "$o/ab_base.json" "$o/ab_new.json" --markdown "$o/ab_compare.md" \
     --fail-on-slower 100 >/dev/null
   rc=$?
   [ "$rc" -le 1 ] && tail -n 12 "$o/ab_compare.md"

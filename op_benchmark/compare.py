@@ -62,7 +62,7 @@ class Comparison:
     verdict: str = AMBIGUOUS
     note: str = ""
     detectable_pct: float | None = None  # the smallest shift this row can call
-    api: str = ""  # the case's API (its record's), for the per-API summary
+    api: str = ""  # the case's API (its record's; set wherever there is a ratio), for summarize
 
     def regressed(self, fail_pct: float) -> bool:
         """SLOWER by more than ``fail_pct`` percent, or newly failing."""
@@ -174,12 +174,11 @@ class GroupSummary:
 
 
 def summarize(comparisons: Sequence[Comparison]) -> list[GroupSummary]:
-    """One GroupSummary per (API, provider, direction) with at least one ratio, in first-seen order.
-    A row's API is its record's, or the case's text before its first parenthesis."""
+    """One GroupSummary per (API, provider, direction) with at least one ratio, in first-seen order."""
     groups: dict[tuple[str, str, str], list[Comparison]] = {}
     for c in comparisons:
         if c.ratio is not None and c.ratio > 0:
-            groups.setdefault((c.api or c.case.split("(", 1)[0], c.provider, c.direction), []).append(c)
+            groups.setdefault((c.api, c.provider, c.direction), []).append(c)
     out = []
     for (api, provider, direction), rows in groups.items():
         ratios = np.asarray([c.ratio for c in rows], dtype=np.float64)

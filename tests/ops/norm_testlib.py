@@ -62,8 +62,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cols_block_f32_params": ((40, 4096), "f32", "f32"),
     "cols_cluster_odd": ((3, 20001), "same", "same"),  # a cluster a row, then whole clusters of column blocks
     "cols_129_rows": ((129, 3000), "same", "same"),  # one row past them: partial rows and finalize
-    # fwd, a grid under a block an SM: 512-thread blocks read the parameters early (f32 at 512 x 8), but 2-byte
-    # layer_norm rows of whole packs read them late, prefetched into L1
+    # fwd, a grid under a block an SM: 512-thread blocks read the parameters early (f32 at 512 x 8, 2-byte at
+    # 512 x 4); with NORM_FWD_EARLY_WIDE=0 (the knob test) they prefetch them into L1 instead
     "prefetch_few_rows": ((39, 12288), "same", "same"),
     # fwd, grids of 1-4 blocks an SM: every load issued before any is used (kBatched), loose elements
     "batched_odd": ((200, 3001), "f32", "f32"),

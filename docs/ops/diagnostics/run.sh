@@ -4,19 +4,20 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
 # cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads
-# norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards those paths take, with them and
-# without them, against torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed
-# by their last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as
-# running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the cols kernel takes in row
-# slices, with and without them; cols_groups: the backwards over dout [O, K, G] the sliced cols kernel takes as
-# G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight the cols kernels take, and
-# on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows kernel's slices within one
-# wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and the long-row norm
-# backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels against Liger's
-# and torch.compile's; norm_split: the split backward's cases with it and without; norm_fwd_reads: the norm
-# sweeps' forwards with and without prefetched parameters, batched loads, wide early reads and the early reads of
-# 2-byte layer_norm rows of whole packs; norm_fwd_shapes: the norm forward under each block shape;
-# norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
+# norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards those paths
+# take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole and
+# sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
+# known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the cols
+# kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O, K, G] the sliced
+# cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight the
+# cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
+# kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and
+# the long-row norm backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels
+# against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
+# norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads, wide early
+# reads and the early reads of 2-byte layer_norm rows of whole packs; norm_fwd_shapes: the norm forward under
+# each block shape; norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without
+# col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
