@@ -57,8 +57,9 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cluster_rows": ((400, 3000), "same", None),
     "cluster_rows_odd": ((300, 1999), "same", "same"),
     # small grids of at most 128 rows: dw/db made by column blocks of the backward's grid (col_sums)
-    "cols_64_rows": ((64, 1024), "same", "same"),  # warps, one batch of 8 rows a column lane
+    "cols_64_rows": ((64, 1024), "same", "same"),  # warps, one batch a column lane (16 lanes of 4 rows)
     "cols_two_batches": ((100, 7000), "same", "same"),  # two batches a lane
+    "cols_odd_two_batches": ((90, 1001), "same", "same"),  # loose elements: 8 lanes of 8 rows, two batches
     "cols_block_f32_params": ((40, 4096), "f32", "f32"),
     "cols_cluster_odd": ((3, 20001), "same", "same"),  # a cluster a row, then whole clusters of column blocks
     "cols_129_rows": ((129, 3000), "same", "same"),  # one row past them: partial rows and finalize

@@ -98,8 +98,6 @@ __device__ __forceinline__ void write_partial(float* col, int cols, int block, f
 #endif
 }
 
-constexpr int kColLanes = 8;   // row lanes of col_sums
-constexpr int kColBatch = 8;   // rows a col_sums lane loads at once: a round trip to memory each batch
 constexpr int kColRows = 128;  // the most rows col_sums takes: two batches a lane
 
 // Columns of a col_sums thread: a pack (rows of whole packs), else one (rows start at different alignments).
@@ -107,24 +105,37 @@ template <typename T, bool kOdd>
 __host__ __device__ constexpr int col_elems() {
   return kOdd ? 1 : 16 / static_cast<int>(sizeof(T));
 }
+// Row lanes of col_sums, and the rows a lane loads at once (a round trip to memory each batch): lanes x batch
+// x 2 == kColRows. A lane's batch of whole packs is 2 x batch packs of registers, and col_sums' registers are
+// its kernel's (the early bwd_reg kernels'): 4 packs a batch hold those to 80 registers (3 blocks of 256 an SM)
+// where 8 took 145 (1 an SM).
+template <bool kOdd>
+__host__ __device__ constexpr int col_lanes() {
+  return kOdd ? 8 : 16;
+}
+template <bool kOdd>
+__host__ __device__ constexpr int col_batch() {
+  return kColRows / 2 / col_lanes<kOdd>();
+}
 
 // Blocks of kBlock threads that col_sums needs for rows of `cols` elements.
 template <typename T, bool kOdd, int kBlock>
 __host__ __device__ constexpr int64_t col_blocks(int cols) {
-  constexpr int kPer = kBlock / kColLanes * col_elems<T, kOdd>();
+  constexpr int kPer = kBlock / col_lanes<kOdd>() * col_elems<T, kOdd>();
   return (cols + kPer - 1) / kPer;
 }
 
 // dw/db of at most kColRows rows by columns, read from x and dy again (bwd_reg's column role, beside the
-// blocks that write dx): block b takes kBlock / kColLanes groups of col_elems columns; lane l of a group adds
-// rows l, l + kColLanes, ..., kColBatch of them loaded before any is used, and the lanes' sums are added in
+// blocks that write dx): block b takes kBlock / col_lanes groups of col_elems columns; lane l of a group adds
+// rows l, l + col_lanes, ..., col_batch of them loaded before any is used, and the lanes' sums are added in
 // lane order (the same bits every run). For a grid of a few blocks this costs a round trip to memory or two
 // where partial rows cost a finalize launch. Not inlined: its registers stay out of the row groups' code.
 template <typename T, typename W, bool kCenter, bool kOdd, int kBlock>
 __device__ __noinline__ void col_sums(const T* __restrict__ dy, const T* __restrict__ x,
                                       const float* __restrict__ mean, const float* __restrict__ rstd,
                                       W* __restrict__ dw, W* __restrict__ db, int64_t rows, int cols, int64_t b) {
-  constexpr int E = col_elems<T, kOdd>(), kGroups = kBlock / kColLanes;
+  constexpr int E = col_elems<T, kOdd>(), kColLanes = col_lanes<kOdd>(), kColBatch = col_batch<kOdd>();
+  constexpr int kGroups = kBlock / kColLanes;
   __shared__ float red[kCenter ? 2 : 1][kColLanes][kGroups * E];
   const int tx = static_cast<int>(threadIdx.x) % kGroups, ly = static_cast<int>(threadIdx.x) / kGroups;
   const int64_t c0 = (b * kGroups + tx) * E;  // whole-pack rows: cols is a multiple of E
