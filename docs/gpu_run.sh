@@ -23,7 +23,7 @@
 # ab:           one build against another on this machine: the working tree's extensions against those of AB_BASE
 #               (a `git archive` tarball, default .ab/base.tgz: mkdir -p .ab && git archive REV | gzip >.ab/base.tgz;
 #               carry .ab to the GPU host), built side by side (BUILD_EXT narrows them), then AB_CASES (default: the
-#               norm sweeps and suites; suite names or case files) with --providers torch-ops on AB_DEVICE (default
+#               norm sweeps, suites and norm-paths; suite names or case files) with --providers torch-ops on AB_DEVICE (default
 #               gpu), base first, and opbench compare base new (ab_compare.md; a slowdown does not fail the step);
 #               AB_WORK (default /tmp/opbench_ab) holds the base tree and both builds' caches
 # paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz
@@ -171,7 +171,7 @@ step_ab() {
   local cases=()
   [ -f "$tgz" ] || { echo "ab: no base tarball $tgz (git archive REV | gzip >$tgz)"; return 1; }
   rm -rf "$base" && mkdir -p "$base" && tar xzf "$tgz" -C "$base" || return 1
-  for c in ${AB_CASES:-rms_norm-sweep layer_norm-sweep rms_norm layer_norm}; do  # case files by absolute path
+  for c in ${AB_CASES:-rms_norm-sweep layer_norm-sweep rms_norm layer_norm norm-paths}; do  # case files by absolute path
     if [ -f "$c" ]; then cases+=("$(realpath "$c")"); else cases+=("$c"); fi
   done
   local -A pid

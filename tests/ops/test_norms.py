@@ -42,6 +42,18 @@ def test_why_not_on_specs(kind: str) -> None:
     assert why_not(x, [8], bogus=1) == f"{kind}: got an unexpected keyword argument 'bogus'"
 
 
+def test_norm_paths_suite_is_ours(kind: str) -> None:
+    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path) is one the op takes:
+    a case it turned away would leave its path out of an A/B unnoticed."""
+    import ops
+    from opbench.cases import resolve
+
+    cases = [c for c in resolve(["norm-paths"], device="gpu").cases if c.api == f"paddle.nn.functional.{kind}"]
+    assert len(cases) >= 14
+    for c in cases:
+        assert ops.OPS[c.api].why_not(*c.args, **c.kwargs_dict) is None, c
+
+
 def test_cpu_long_row(kind: str, norm_torch: Any) -> None:
     checks.check_against_reference(norm_torch, kind, (3, 65536), "same", "same", "float32", "cpu")
 

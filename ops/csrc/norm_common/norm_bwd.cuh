@@ -107,8 +107,8 @@ __host__ __device__ constexpr int col_elems() {
 }
 // Row lanes of col_sums, and the rows a lane loads at once (a round trip to memory each batch): lanes x batch
 // x 2 == kColRows. A lane's batch of whole packs is 2 x batch packs of registers, and col_sums' registers are
-// its kernel's (the early bwd_reg kernels'): 4 packs a batch hold those to 80 registers (3 blocks of 256 an SM)
-// where 8 took 145 (1 an SM).
+// its kernel's (the early bwd_reg kernels'): at 4 packs a batch the 256 x 1 cluster kernels take 74-95
+// registers (2-3 blocks an SM), where 8 took 145 (fp16 rms_norm: 1 an SM).
 template <bool kOdd>
 __host__ __device__ constexpr int col_lanes() {
   return kOdd ? 8 : 16;
