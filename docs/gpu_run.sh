@@ -22,10 +22,12 @@
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
 # ab:           one build against another on this machine: the working tree's extensions against those of AB_BASE
 #               (a `git archive` tarball, default .ab/base.tgz: mkdir -p .ab && git archive REV | gzip >.ab/base.tgz;
-#               carry .ab to the GPU host), built side by side (BUILD_EXT narrows them), then AB_CASES (default: the
-#               norm sweeps, suites and norm-paths; suite names or case files) with --providers torch-ops on AB_DEVICE (default
-#               gpu), base first, and opbench compare base new (ab_compare.md; a slowdown does not fail the step);
-#               AB_WORK (default /tmp/opbench_ab) holds the base tree and both builds' caches
+#               carry .ab to the GPU host), built side by side (BUILD_EXT narrows them), then AB_CASES (default:
+#               the norm sweeps, suites and norm-paths; suite names or case files) with --providers torch-ops on
+#               AB_DEVICE (default gpu), base first, and opbench compare base new (ab_compare.md; a slowdown does
+#               not fail the step); AB_ORDERS=2 times them again new first (ab_new2, ab_base2) and keeps only the
+#               verdicts both orders give (compare --again); AB_WORK (default /tmp/opbench_ab) holds the base tree
+#               and both builds' caches
 # paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz
 #               (the framework-free cores they call, <op>_<dtype>.cu, are the torch build's too), made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
@@ -184,15 +186,18 @@ step_ab() {
   for tree in base new; do
     wait "${pid[$tree]}" || { echo "ab: the $tree build failed: $o/ab_build_$tree.log"; return 1; }
   done
-  for tree in base new; do  # exit 1 (records that failed) still writes the JSON, and compare shows them
+  local runs=(base new) again=()
+  [ "${AB_ORDERS:-1}" = 2 ] && runs+=(new2 base2) && again=(--again "$o/ab_base2.json" "$o/ab_new2.json")
+  for run in "${runs[@]}"; do  # exit 1 (records that failed) still writes the JSON, and compare shows them
+    tree=${run%2}
     (if [ $tree = base ]; then cd "$base"; fi
       OPBENCH_CACHE_DIR=$work/cache_$tree python -m opbench bench "${cases[@]}" --providers torch-ops \
-        --directions fwd,bwd --device "$dev" --rounds 1 --no-progress --json "$o/ab_$tree.json" \
-        >"$o/ab_$tree.md" 2>&1)
+        --directions fwd,bwd --device "$dev" --rounds 1 --no-progress --json "$o/ab_$run.json" \
+        >"$o/ab_$run.md" 2>&1)
     rc=$?
-    [ "$rc" -le 1 ] && [ -s "$o/ab_$tree.json" ] || { echo "ab: the $tree bench failed: $o/ab_$tree.md"; return 1; }
+    [ "$rc" -le 1 ] && [ -s "$o/ab_$run.json" ] || { echo "ab: the $run bench failed: $o/ab_$run.md"; return 1; }
   done
-  python -m opbench compare "$o/ab_base.json" "$o/ab_new.json" --markdown "$o/ab_compare.md" \
+  python -m opbench compare "$o/ab_base.json" "$o/ab_new.json" "${again[@]}" --markdown "$o/ab_compare.md" \
     --fail-on-slower 100 >/dev/null
   rc=$?
   [ "$rc" -le 1 ] && tail -n 12 "$o/ab_compare.md"

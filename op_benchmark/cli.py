@@ -107,6 +107,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"exit 1 when a case is significantly slower by more than PCT (default {DEFAULT_FAIL_PCT})")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
                    help=f"smallest change called FASTER/SLOWER (default {DEFAULT_THRESHOLD_PCT})")
+    p.add_argument("--again", nargs=2, metavar=("BASE2.json", "NEW2.json"),
+                   help="the same two builds timed again in the other order (new, then base): a row's verdict "
+                        "stands only where both pairs give it")
     p.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
     p.add_argument("--allow-mixed-gpus", action="store_true", help="compare results of different GPU models")
     p.set_defaults(func=cmd_compare)
@@ -327,12 +330,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from op_benchmark import compare
     from op_benchmark.results import check_one_gpu_model, read_json
 
+    paths = [args.base, args.new, *(args.again or [])]
     try:
-        base, new = read_json(args.base), read_json(args.new)
-        check_one_gpu_model({args.base: base, args.new: new}, args.allow_mixed_gpus)
+        results = {p: read_json(p) for p in paths}
+        check_one_gpu_model(results, args.allow_mixed_gpus)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    comparisons = compare.compare_records(base.records, new.records, threshold_pct=args.threshold)
+    comparisons = compare.compare_records(results[args.base].records, results[args.new].records,
+                                          threshold_pct=args.threshold)
+    if args.again:
+        base2, new2 = (results[p].records for p in args.again)
+        comparisons = compare.agree(comparisons, compare.compare_records(base2, new2, threshold_pct=args.threshold))
     text = compare.markdown(comparisons, fail_pct=args.fail_on_slower)
     _write(args.markdown, text)
     print(text)

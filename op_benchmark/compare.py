@@ -22,6 +22,11 @@ never under ``threshold`` (2.5% by default); the table shows it. Verdicts:
 Files without pass medians (one round) estimate drift from three chronological blocks of
 their samples. The gate fails only on SLOWER by more than ``fail_pct``. ``summarize`` gives the
 overall effect per API, provider and direction (geometric mean of the ratios, FASTER/SLOWER counts).
+
+Two builds timed twice, base then new and then new then base, give two comparisons; ``agree`` keeps
+a row's verdict where both give it. A run-to-run swing of a small row (up to 7% under 6 us on an
+H100 between two one-round runs; commit 0598158's message) seldom repeats in the other order; a
+change's effect does.
 """
 
 from __future__ import annotations
@@ -155,6 +160,31 @@ def compare_records(base: Sequence[Record], new: Sequence[Record], *,
         out.append(Comparison(case, provider, direction, b.median_us, n.median_us, ratio, lo, hi,
                               decide(ratio, lo, hi, detectable), detectable_pct=detectable, api=b.api))
     return out
+
+
+def agree(first: Sequence[Comparison], second: Sequence[Comparison]) -> list[Comparison]:
+    """One comparison per row from two of the same builds (the second timed in the other order): the verdict
+    both give, else AMBIGUOUS, noted; the geometric mean of the medians and ratios, an interval spanning
+    both. A row without a ratio in either (a failure, a missing record) keeps that comparison's verdict."""
+    again = {(c.case, c.provider, c.direction): c for c in second}
+    out = []
+    for a in first:
+        b = again.get((a.case, a.provider, a.direction))
+        if b is None or a.ratio is None or b.ratio is None:
+            out.append(a if b is None or a.ratio is None else b)
+            continue
+        both = a.verdict == b.verdict
+        out.append(Comparison(a.case, a.provider, a.direction, _geomean(a.base_us, b.base_us),
+                              _geomean(a.new_us, b.new_us), _geomean(a.ratio, b.ratio),
+                              min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high),
+                              a.verdict if both else AMBIGUOUS, "" if both else f"{a.verdict} then {b.verdict}",
+                              max(a.detectable_pct, b.detectable_pct), a.api))
+    seen = {(c.case, c.provider, c.direction) for c in first}
+    return out + [c for c in second if (c.case, c.provider, c.direction) not in seen]
+
+
+def _geomean(x: float, y: float) -> float:
+    return float(np.sqrt(x * y))
 
 
 @dataclass(frozen=True)

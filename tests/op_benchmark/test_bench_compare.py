@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from op_benchmark.compare import AMBIGUOUS, FASTER, SAME, SLOWER, compare_records, decide, markdown, summarize
+from op_benchmark.compare import AMBIGUOUS, FASTER, SAME, SLOWER, agree, compare_records, decide, markdown, summarize
 from op_benchmark.results import Record
 from op_benchmark.stats import Measurement
 
@@ -134,3 +134,41 @@ def test_summary_per_api_and_direction():
 def test_summary_absent_without_ratios():
     text = markdown(compare_records([rec([1.0] * 10)], [rec([], status="error")]))
     assert "NEW FAILURE" in text and "Per API" not in text
+
+
+def test_agree_keeps_only_verdicts_both_orders_give():
+    # Two comparisons of the same builds (the second timed new first): a row 20% faster in both stays FASTER, a
+    # row slower in one and the same in the other (a run-to-run swing) is AMBIGUOUS and does not trip the gate,
+    # a row slower in both does; a new failure in either is kept.
+    def pair(new_medians, seed):
+        base = [rec(dist(100, 0.005, seed=seed + i), case=f"c{i}") for i in range(4)]
+        new = [rec(dist(m, 0.005, seed=seed + 10 + i), case=f"c{i}") if m else rec([], case=f"c{i}", status="error")
+               for i, m in enumerate(new_medians)]
+        return compare_records(base, new)
+
+    first, second = pair([80, 110, 110, 100], 0), pair([80, 100, 110, None], 100)
+    assert [c.verdict for c in first] == [FASTER, SLOWER, SLOWER, SAME]
+    out = {c.case: c for c in agree(first, second)}
+    assert out["c0"].verdict == FASTER and out["c0"].ratio == pytest.approx(0.8, rel=0.01)
+    assert out["c1"].verdict == AMBIGUOUS and out["c1"].note == "SLOWER then SAME" and not out["c1"].regressed(5.0)
+    assert out["c1"].ratio == pytest.approx((1.1 * 1.0) ** 0.5, rel=0.01)
+    assert out["c1"].ci_low < 1.0 < 1.05 < out["c1"].ci_high
+    assert out["c2"].verdict == SLOWER and out["c2"].regressed(5.0)
+    assert out["c3"].verdict == "NEW FAILURE" and out["c3"].regressed(5.0)
+
+
+def test_compare_again_on_the_command_line(tmp_path, capsys):
+    # opbench compare BASE NEW --again BASE2 NEW2: one table of the verdicts both pairs give.
+    from op_benchmark.results import BenchResult, write_json
+    from opbench.cli import main
+
+    def run(name, median, seed):
+        path = tmp_path / f"{name}.json"
+        write_json(BenchResult(env={}, config={}, records=[rec(dist(median, 0.005, seed=seed))]), path)
+        return str(path)
+
+    base, new = run("base", 100, 0), run("new", 110, 1)
+    new2, base2 = run("new2", 100, 2), run("base2", 100, 3)
+    assert main(["compare", base, new]) == 1  # alone, the first pair calls it 10% slower
+    assert main(["compare", base, new, "--again", base2, new2]) == 0
+    assert "SLOWER then SAME" in capsys.readouterr().out

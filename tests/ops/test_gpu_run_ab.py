@@ -1,5 +1,6 @@
 """docs/gpu_run.sh's ab step (one build of the ops against another) on the CPU: the two trees are built side by
-side, the same cases timed in each, and opbench compare's table written; a missing base is a one-line error."""
+side, the same cases timed in each (and again in the other order), and opbench compare's table written; a missing
+base is a one-line error."""
 
 import json
 import os
@@ -39,10 +40,10 @@ def test_ab_builds_both_trees_and_compares(tmp_path):
     cases.write_text(CASE + "\n")
     out = tmp_path / "out"
     r = run_ab(out, AB_BASE=str(tgz), AB_DEVICE="cpu", AB_CASES=str(cases), AB_WORK=str(tmp_path / "work"),
-               BUILD_EXT="norm")
+               BUILD_EXT="norm", AB_ORDERS="2")
     assert r.returncode == 0, (out / "ab.log").read_text()
-    for tree in ("base", "new"):
-        records = json.loads((out / f"ab_{tree}.json").read_text())["records"]
+    for run in ("base", "new", "new2", "base2"):  # AB_ORDERS=2: timed again, new first
+        records = json.loads((out / f"ab_{run}.json").read_text())["records"]
         assert {(x["provider"], x["direction"], x["status"]) for x in records} == {
             ("torch-ops", "fwd", "ok"), ("torch-ops", "bwd", "ok")}
     table = (out / "ab_compare.md").read_text()
