@@ -17,8 +17,9 @@
 # validate:     op_benchmark, accuracy and tools validation scripts
 # verdicts:     accuracy verdicts: false failures and planted defects on the GPU (docs/accuracy/verdicts.py)
 # ray-scaling:  accuracy on Ray, 1 vs 2 GPU actors, >= 400 cases (docs/ray_scaling.py; needs 2 GPUs and the ray extra)
-# compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power (AA_ARGS: extra
-#               bench options to validate, e.g. AA_ARGS="--precision 0.5")
+# compare-aa:   six consecutive lerp-suite runs of one build, paired: compare's false alarms and power, each pair alone
+#               and with the next in the other order (compare --again) (AA_ARGS: extra bench options to validate, e.g.
+#               AA_ARGS="--precision 0.5", or "--rounds 1" as the ab step times)
 # tools:        each `opbench tools` command once, figures as JSON (clocks are only read)
 # ab:           one build against another on this machine: the working tree's extensions against those of AB_BASE
 #               (a `git archive` tarball, default .ab/base.tgz: mkdir -p .ab && git archive REV | gzip >.ab/base.tgz;

@@ -8,6 +8,9 @@ and the gate (``--fail-on-slower 5``) must pass. Power is measured on the same p
 planting a slowdown in the second run's data (every sample and pass median times 1.05, then
 1.5), so the planted shift meets exactly the noise two real runs have: a 5% slowdown must be
 SLOWER in at least 90% of the rows whose kernels take 20 us or more, a 1.5x one in every row.
+With four runs or more, each pair is also checked with the next pair taken in the other order as
+its ``--again`` (``compare --again``: (1, 2) with (4, 3), (3, 4) with (6, 5), ... wrapping round),
+the slowdowns planted in both pairs' "new" runs.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from tabulate import tabulate
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from op_benchmark.compare import FASTER, SLOWER, compare_records  # noqa: E402
+from op_benchmark.compare import FASTER, SLOWER, agree, compare_records  # noqa: E402
 from op_benchmark.results import Record, read_json  # noqa: E402
 from op_benchmark.stats import Measurement  # noqa: E402
 
@@ -40,6 +43,32 @@ def slowed(records: list[Record], factor: float) -> list[Record]:
             r.set_measurement(Measurement.of([s * factor for s in r.samples_us]))
             r.round_medians = [m * factor for m in r.round_medians] if r.round_medians else None
         out.append(r)
+    return out
+
+
+def both_orders(results: list, names: list[str]) -> list[tuple]:
+    """Pair k with the next pair reversed as its --again (wrapping round): A/A false alarms and gate, then the
+    SLOWER rate with each slowdown planted in both pairs' new runs."""
+    out = []
+    n = len(results)
+    for i in range(0, n, 2):
+        j, k = (i + 3) % n, (i + 2) % n  # the next pair, new (its first run) timed before base
+        runs = [results[x].records for x in (i, i + 1, j, k)]
+
+        def agreed(factor: float, runs: list = runs) -> list:
+            b1, n1, b2, n2 = runs
+            if factor != 1.0:
+                n1, n2 = slowed(n1, factor), slowed(n2, factor)
+            return [c for c in agree(compare_records(b1, n1), compare_records(b2, n2)) if c.ratio is not None]
+
+        aa = agreed(1.0)
+        alarms = sum(c.verdict in (FASTER, SLOWER) for c in aa)
+        gate = "exit 1" if any(c.regressed(GATE_PCT) for c in aa) else "exit 0"
+        long_rows = [c for c in agreed(1.05) if c.base_us >= LONG_US]
+        big = agreed(1.5)
+        out.append((f"{names[i]} / {names[i + 1]} again {names[j]} / {names[k]}", len(aa), alarms, gate,
+                    f"{sum(c.verdict == SLOWER for c in long_rows)} of {len(long_rows)}",
+                    f"{sum(c.verdict == SLOWER for c in big)} of {len(big)}"))
     return out
 
 
@@ -69,6 +98,7 @@ def main() -> int:
             planted.append((f"pair {i // 2 + 1}", f"{factor}x", "rows >= 20 us" if factor == 1.05 else "all rows",
                             len(scope), sum(c.verdict == SLOWER for c in scope),
                             f"{100.0 * sum(c.verdict == SLOWER for c in scope) / max(len(scope), 1):.0f}%"))
+    both = both_orders(results, [p.name for p in args.runs]) if len(results) >= 4 else []
     gpu = (env.get("gpu") or {}).get("name") or env.get("device", "cpu")
     text = "\n".join([
         "# `opbench compare` on consecutive runs of one build", "",
@@ -80,7 +110,12 @@ def main() -> int:
                                 "median detectable", "largest detectable"), tablefmt="github"), "",
         "## Planted slowdowns in the second run of each pair", "",
         tabulate(planted, headers=("pair", "slowdown", "rows", "n", "SLOWER", "rate"), tablefmt="github"), "",
-    ])
+    ] + ([
+        "## Both orders (`compare --again`): A/A, then slowdowns planted in both new runs", "",
+        tabulate(both, headers=("pairs", "rows", "FASTER/SLOWER", f"--fail-on-slower {GATE_PCT:g}",
+                                "1.05x: SLOWER of rows >= 20 us", "1.5x: SLOWER of all rows"), tablefmt="github"),
+        "",
+    ] if both else []))
     args.out.write_text(text + "\n")
     print(text)
     return 0
