@@ -168,10 +168,15 @@ step_tools() {
 }
 
 step_ab() {
-  local tgz=${AB_BASE:-.ab/base.tgz} dev=${AB_DEVICE:-gpu} tree c rc o work base
+  local tgz=${AB_BASE:-.ab/base.tgz} dev=${AB_DEVICE:-gpu} tree run c rc o work base
   o=$(realpath -m "$out") work=$(realpath -m "${AB_WORK:-/tmp/opbench_ab}")  # absolute: the base runs elsewhere
   base=$work/base
-  local cases=()
+  local cases=() runs=(base new) again=()
+  case ${AB_ORDERS:-1} in
+  1) ;;
+  2) runs+=(new2 base2) again=(--again "$o/ab_base2.json" "$o/ab_new2.json") ;;
+  *) echo "ab: AB_ORDERS must be 1 or 2, not '$AB_ORDERS'"; return 1 ;;
+  esac
   [ -f "$tgz" ] || { echo "ab: no base tarball $tgz (git archive REV | gzip >$tgz)"; return 1; }
   rm -rf "$base" && mkdir -p "$base" && tar xzf "$tgz" -C "$base" || return 1
   for c in ${AB_CASES:-rms_norm-sweep layer_norm-sweep rms_norm layer_norm norm-paths}; do  # case files by absolute path
@@ -187,8 +192,6 @@ step_ab() {
   for tree in base new; do
     wait "${pid[$tree]}" || { echo "ab: the $tree build failed: $o/ab_build_$tree.log"; return 1; }
   done
-  local runs=(base new) again=()
-  [ "${AB_ORDERS:-1}" = 2 ] && runs+=(new2 base2) && again=(--again "$o/ab_base2.json" "$o/ab_new2.json")
   for run in "${runs[@]}"; do  # exit 1 (records that failed) still writes the JSON, and compare shows them
     tree=${run%2}
     (if [ $tree = base ]; then cd "$base"; fi

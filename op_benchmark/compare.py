@@ -69,6 +69,11 @@ class Comparison:
     detectable_pct: float | None = None  # the smallest shift this row can call
     api: str = ""  # the case's API (its record's; set wherever there is a ratio), for summarize
 
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(case, provider, direction): the row, as ``Record.key``."""
+        return self.case, self.provider, self.direction
+
     def regressed(self, fail_pct: float) -> bool:
         """SLOWER by more than ``fail_pct`` percent, or newly failing."""
         if self.verdict == "NEW FAILURE":
@@ -166,10 +171,10 @@ def agree(first: Sequence[Comparison], second: Sequence[Comparison]) -> list[Com
     """One comparison per row from two of the same builds (the second timed in the other order): the verdict
     both give, else AMBIGUOUS, noted; the geometric mean of the medians and ratios, an interval spanning
     both. A row without a ratio in either (a failure, a missing record) keeps that comparison's verdict."""
-    again = {(c.case, c.provider, c.direction): c for c in second}
+    again = {c.key: c for c in second}
     out = []
     for a in first:
-        b = again.get((a.case, a.provider, a.direction))
+        b = again.pop(a.key, None)
         if b is None or a.ratio is None or b.ratio is None:
             out.append(a if b is None or a.ratio is None else b)
             continue
@@ -179,8 +184,7 @@ def agree(first: Sequence[Comparison], second: Sequence[Comparison]) -> list[Com
                               min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high),
                               a.verdict if both else AMBIGUOUS, "" if both else f"{a.verdict} then {b.verdict}",
                               max(a.detectable_pct, b.detectable_pct), a.api))
-    seen = {(c.case, c.provider, c.direction) for c in first}
-    return out + [c for c in second if (c.case, c.provider, c.direction) not in seen]
+    return out + list(again.values())  # rows only the second comparison has
 
 
 def _geomean(x: float, y: float) -> float:

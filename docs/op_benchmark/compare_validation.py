@@ -46,6 +46,12 @@ def slowed(records: list[Record], factor: float) -> list[Record]:
     return out
 
 
+def agreed(b1: list[Record], n1: list[Record], b2: list[Record], n2: list[Record], factor: float) -> list:
+    """compare --again's rows with a ratio, both new runs slowed by ``factor``."""
+    n1, n2 = slowed(n1, factor), slowed(n2, factor)
+    return [c for c in agree(compare_records(b1, n1), compare_records(b2, n2)) if c.ratio is not None]
+
+
 def both_orders(results: list, names: list[str]) -> list[tuple]:
     """Pair k with the next pair reversed as its --again (wrapping round): A/A false alarms and gate, then the
     SLOWER rate with each slowdown planted in both pairs' new runs."""
@@ -54,18 +60,11 @@ def both_orders(results: list, names: list[str]) -> list[tuple]:
     for i in range(0, n, 2):
         j, k = (i + 3) % n, (i + 2) % n  # the next pair, new (its first run) timed before base
         runs = [results[x].records for x in (i, i + 1, j, k)]
-
-        def agreed(factor: float, runs: list = runs) -> list:
-            b1, n1, b2, n2 = runs
-            if factor != 1.0:
-                n1, n2 = slowed(n1, factor), slowed(n2, factor)
-            return [c for c in agree(compare_records(b1, n1), compare_records(b2, n2)) if c.ratio is not None]
-
-        aa = agreed(1.0)
+        aa = agreed(*runs, 1.0)
         alarms = sum(c.verdict in (FASTER, SLOWER) for c in aa)
         gate = "exit 1" if any(c.regressed(GATE_PCT) for c in aa) else "exit 0"
-        long_rows = [c for c in agreed(1.05) if c.base_us >= LONG_US]
-        big = agreed(1.5)
+        long_rows = [c for c in agreed(*runs, 1.05) if c.base_us >= LONG_US]
+        big = agreed(*runs, 1.5)
         out.append((f"{names[i]} / {names[i + 1]} again {names[j]} / {names[k]}", len(aa), alarms, gate,
                     f"{sum(c.verdict == SLOWER for c in long_rows)} of {len(long_rows)}",
                     f"{sum(c.verdict == SLOWER for c in big)} of {len(big)}"))

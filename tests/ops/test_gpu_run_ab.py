@@ -29,6 +29,12 @@ def test_ab_without_a_base_fails_in_one_line(tmp_path):
         f"(git archive REV | gzip >{tmp_path / 'none.tgz'})"
 
 
+def test_ab_with_a_bad_order_count_fails_in_one_line(tmp_path):
+    r = run_ab(tmp_path / "out", AB_ORDERS="3", AB_DEVICE="cpu")
+    assert r.returncode == 1
+    assert (tmp_path / "out" / "ab.log").read_text().strip() == "ab: AB_ORDERS must be 1 or 2, not '3'"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout")
 def test_ab_builds_both_trees_and_compares(tmp_path):

@@ -129,7 +129,8 @@ __host__ __device__ constexpr int64_t col_blocks(int cols) {
 // blocks that write dx): block b takes kBlock / col_lanes groups of col_elems columns; lane l of a group adds
 // rows l, l + col_lanes, ..., col_batch of them loaded before any is used, and the lanes' sums are added in
 // lane order (the same bits every run). For a grid of a few blocks this costs a round trip to memory or two
-// where partial rows cost a finalize launch. Not inlined: its registers stay out of the row groups' code.
+// where partial rows cost a finalize launch. Not inlined, so the row groups' code is compiled without it; the
+// kernel still launches with the larger register count of the two (col_lanes).
 template <typename T, typename W, bool kCenter, bool kOdd, int kBlock>
 __device__ __noinline__ void col_sums(const T* __restrict__ dy, const T* __restrict__ x,
                                       const float* __restrict__ mean, const float* __restrict__ rstd,

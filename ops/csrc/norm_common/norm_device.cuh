@@ -45,7 +45,9 @@ __device__ __forceinline__ float f32_of_bits16(uint32_t h) {
 // V elements loaded or stored at once (V * sizeof(T) is 16 bytes for the row tensor's type; a float
 // weight of a 2-byte input is 32 bytes, two 16-byte accesses). get(k): element k as a float; put(k, e):
 // element k's raw value.
-template <typename T, int V, bool kWords = sizeof(T) == 2 && V % 2 == 0>
+template <typename T, int V>
+constexpr bool kPackWords = sizeof(T) == 2 && V % 2 == 0;  // held as 32-bit words (the specialization below)
+template <typename T, int V, bool kWords = kPackWords<T, V>>
 struct alignas(sizeof(T) * V) Pack {
   T v[V];
   __device__ __forceinline__ float get(int k) const { return to_f32(v[k]); }
@@ -71,7 +73,7 @@ struct alignas(sizeof(T) * V) Pack<T, V, true> {
 template <typename T, int V>
 __device__ __forceinline__ Pack<T, V> pack_of(const float (&f)[V]) {
   Pack<T, V> o;
-  if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+  if constexpr (kPackWords<T, V>) {
 #pragma unroll
     for (int j = 0; j < V / 2; ++j) o.w[j] = bits16(from_f32<T>(f[2 * j])) | (bits16(from_f32<T>(f[2 * j + 1])) << 16);
   } else {
