@@ -48,7 +48,10 @@ def default_bytes(direction: str, io: CaseIO) -> int:
 
 
 def lerp_bytes(direction: str, io: CaseIO) -> int:
-    """``lerp`` backward needs x and y only for the weight's grad: dx = (1-w) g, dy = w g."""
+    """``lerp`` backward needs x and y only for the weight's grad: dx = (1-w) g, dy = w g, dw = (y-x) g.
+    Where x and y both have the output's size in a 4- or 8-byte type, the training forward can save
+    ``y - x`` exactly (ours and torch.compile's do), so the backward reads that one tensor instead of
+    both; a 2-byte ``y - x`` would add a rounding to dw, so there both are counted."""
     if direction == "fwd":
         return default_bytes(direction, io)
     by_name = {t.name: t for t in io.inputs}
@@ -57,7 +60,10 @@ def lerp_bytes(direction: str, io: CaseIO) -> int:
     if w is not None:
         bwd += w.nbytes
         if w.needs_grad:
-            bwd += sum(t.nbytes for n, t in by_name.items() if n in ("x", "y"))
+            xy = [t for n, t in by_name.items() if n in ("x", "y")]
+            out = io.outputs[0].nbytes if io.outputs else 0
+            exact_diff = DTYPE_SIZES.get(w.dtype, 0) >= 4 and len(xy) == 2 and all(t.nbytes == out for t in xy)
+            bwd += out if exact_diff else sum(t.nbytes for t in xy)
     return bwd + (default_bytes("fwd", io) if direction == "fwd+bwd" else 0)
 
 

@@ -2,10 +2,11 @@
 
 PyTorch: the op's autograd is a C++ ``torch::autograd::Function`` (``lerp_autograd``) by
 default; ``OPBENCH_TORCH_AUTOGRAD=python`` uses the ``torch.library.register_autograd`` rule on
-``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for). With same-shape
-float32/float64 x, y, weight and a weight that needs a gradient, the C++ Function's forward also
-writes ``y - x`` and saves it (with the weight) instead of x and y, so that the backward reads three
-tensors instead of four (``lerp_save_diff`` / ``lerp_backward_from_diff``).
+``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for). With float32/float64
+x, y of one shape and a weight that needs a gradient and broadcasts to it (full size, one element, or
+a layout of the core's one-pass broadcast forward), the C++ Function's forward also writes ``y - x``
+and saves it (with the weight) instead of x and y, so that the backward reads one full-size tensor
+fewer (``lerp_save_diff`` / ``lerp_backward_from_diff``).
 The framework is told by the tensor's type (never importing a framework that
 is not installed). A Python float weight goes to the scalar path as an
 attribute; a one-element weight tensor also takes the scalar path (read once on
@@ -163,9 +164,10 @@ def _torch_setup() -> None:
 
         @torch.library.register_fake("opbench_lerp::lerp_backward_from_diff")
         def _from_diff_fake(grad, diff, weight, need_x, need_y, need_w):  # noqa: ANN001, ANN202
+            shapes = (diff.shape, diff.shape, weight.shape)
             return tuple(
-                torch.empty(tuple(weight.shape) if need else (0,), dtype=weight.dtype, device=weight.device)
-                for need in (need_x, need_y, need_w)
+                torch.empty(tuple(shape) if need else (0,), dtype=weight.dtype, device=weight.device)
+                for shape, need in zip(shapes, (need_x, need_y, need_w), strict=True)
             )
 
         def _setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202

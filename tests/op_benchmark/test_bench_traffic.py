@@ -22,7 +22,18 @@ def test_lerp_backward_reads_x_y_only_for_the_weight_grad():
     assert traffic.bytes_moved(scalar, "bwd", io) == 3 * 4000  # read dout, write dx, dy
     full = parse_line('paddle.lerp(Tensor([1000],"float32"), Tensor([1000],"float32"), Tensor([1000],"float32"))')
     io = io_for(full, [True, True, True], [((1000,), "float32")], [((1000,), "float32")])
-    assert traffic.bytes_moved(full, "bwd", io) == 4000 * (1 + 3 + 1 + 2)  # dout; dx, dy, dw; w; x, y
+    assert traffic.bytes_moved(full, "bwd", io) == 4000 * (1 + 3 + 1 + 1)  # dout; dx, dy, dw; w; y - x saved
+    half = parse_line('paddle.lerp(Tensor([1000],"float16"), Tensor([1000],"float16"), Tensor([1000],"float16"))')
+    io = io_for(half, [True, True, True], [((1000,), "float16")], [((1000,), "float16")])
+    assert traffic.bytes_moved(half, "bwd", io) == 2000 * (1 + 3 + 1 + 2)  # x, y: a 2-byte y - x would round
+    rows = parse_line('paddle.lerp(Tensor([10, 100],"float64"), Tensor([10, 100],"float64"), '
+                      'Tensor([10, 1],"float64"))')
+    io = io_for(rows, [True, True, True], [((10, 100), "float64")], [((10, 100), "float64")])
+    assert traffic.bytes_moved(rows, "bwd", io) == 8000 * (1 + 2 + 1) + 2 * 80  # dout; dx, dy; y - x; w, dw
+    bx = parse_line('paddle.lerp(Tensor([10, 1],"float32"), Tensor([10, 100],"float32"), '
+                    'Tensor([10, 100],"float32"))')
+    io = io_for(bx, [True, True, True], [((10, 100), "float32")], [((10, 100), "float32")])
+    assert traffic.bytes_moved(bx, "bwd", io) == 4000 * (1 + 1 + 2 + 1) + 40 * 2  # dout; dy, dw; w; y; x, dx
 
 
 def test_flops_from_mapping_for_matmul_and_none_for_elementwise():

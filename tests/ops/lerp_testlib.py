@@ -226,7 +226,7 @@ def run_torch_case(torch: Any, case: str, dtype: str, device: str, seed: int = 0
                      terms_of(ref["out"].shape, tuple(t.shape)))
 
 
-def _saved_by_forward(torch: Any, x: Any, y: Any, w: Any) -> list[Any]:
+def saved_by_forward(torch: Any, x: Any, y: Any, w: Any) -> list[Any]:
     """The tensors our op's autograd saves for its backward (packed through saved_tensors_hooks)."""
     from ops import lerp
 
@@ -241,9 +241,15 @@ def _saved_by_forward(torch: Any, x: Any, y: Any, w: Any) -> list[Any]:
     return saved
 
 
+# Weights of a (37, 53) x and y whose training forward saves y - x: full size, one element (also 0-dim),
+# broadcast per row, per column, and both (the contig kernel, and the nd kernel's layouts).
+SAVED_DIFF_WEIGHTS = ((37, 53), (1,), (), (37, 1), (53,), (1, 53))
+
+
 def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
-    """Same-shape float32/float64 x, y, w with w needing a gradient: the forward saves y - x and w
-    (not x and y), and every subset of gradients is bitwise what the x, y path gives."""
+    """float32/float64 x, y of one shape with a weight that needs a gradient and broadcasts to them: the
+    forward saves y - x and w (not x and y), and every subset of gradients is bitwise what the x, y path
+    gives."""
     from ops import lerp
 
     monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
@@ -253,23 +259,29 @@ def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
         return torch.randn(shape, generator=gen, dtype=dtype).to(device).requires_grad_(grad)
 
     for dtype in (torch.float32, torch.float64):
-        x, y, w = mk(dtype), mk(dtype), mk(dtype)
-        saved = _saved_by_forward(torch, x, y, w)
-        assert len(saved) == 2 and torch.equal(saved[0], (y - x).detach())
-        assert torch.equal(saved[1], w)
-        g = mk(dtype, grad=False)
-        for inputs in ([x, y, w], [w], [x, w], [y, w]):
-            ours = torch.autograd.grad(lerp(x, y, w), inputs, g)
-            monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "python")  # saves x, y, w
-            plain = torch.autograd.grad(lerp(x, y, w), inputs, g)
-            monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
-            for p, q in zip(ours, plain, strict=True):
-                assert torch.equal(p, q)
-    # Not taken: 2-byte types (y - x would be rounded), w without a gradient, broadcast shapes, no_grad.
+        for wshape in SAVED_DIFF_WEIGHTS:
+            x, y, w = mk(dtype), mk(dtype), mk(dtype, wshape)
+            saved = saved_by_forward(torch, x, y, w)
+            assert len(saved) == 2 and torch.equal(saved[0], (y - x).detach()), wshape
+            assert torch.equal(saved[1], w)
+            g = mk(dtype, grad=False)
+            for inputs in ([x, y, w], [w], [x, w], [y, w]):
+                ours = torch.autograd.grad(lerp(x, y, w), inputs, g)
+                monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "python")  # saves x, y, w
+                plain = torch.autograd.grad(lerp(x, y, w), inputs, g)
+                monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+                for p, q in zip(ours, plain, strict=True):
+                    assert p.shape == q.shape and torch.equal(p, q), wshape
+    # Not taken: 2-byte types (y - x would be rounded), w without a gradient, x and y of different shapes,
+    # a weight of more dims than x, a layout of more than 4 collapsed dims (no one-pass forward), no_grad.
     half = [mk(torch.float16) for _ in range(3)]
-    assert len(_saved_by_forward(torch, *half)) == 3
+    assert len(saved_by_forward(torch, *half)) == 3
     x, y = mk(torch.float32), mk(torch.float32)
-    assert len(_saved_by_forward(torch, x, y, mk(torch.float32, grad=False))) == 3
-    assert len(_saved_by_forward(torch, x, y, mk(torch.float32, (53,)))) == 3
+    assert len(saved_by_forward(torch, x, y, mk(torch.float32, grad=False))) == 3
+    assert len(saved_by_forward(torch, x, mk(torch.float32, (37, 1)), mk(torch.float32, (53,)))) == 3
+    assert len(saved_by_forward(torch, x, y, mk(torch.float32, (2, 37, 53)))) == 3
+    six = (2, 3, 2, 3, 2, 3)
+    assert len(saved_by_forward(torch, mk(torch.float32, six), mk(torch.float32, six),
+                                 mk(torch.float32, (2, 1, 2, 1, 2, 1)))) == 3
     with torch.no_grad():
-        assert _saved_by_forward(torch, x, y, mk(torch.float32)) == []
+        assert saved_by_forward(torch, x, y, mk(torch.float32)) == []

@@ -103,10 +103,11 @@ def test_torch_compile_fake(torch_ext: Any) -> None:
     ns = torch.ops.opbench_lerp
     for op in (ns.lerp.default, ns.lerp_autograd.default):
         torch.library.opcheck(op, (x, y, w, 0.0), test_utils=utils)
-    a, b, c = (torch.randn(3, 4) for _ in range(3))
-    torch.library.opcheck(ns.lerp_save_diff.default, (a, b, c), test_utils=utils[:2])
-    for need in ((True, True, True), (False, True, False)):
-        torch.library.opcheck(ns.lerp_backward_from_diff.default, (a, b, c, *need), test_utils=utils[:2])
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    for c in (torch.randn(3, 4), torch.randn(3, 1)):
+        torch.library.opcheck(ns.lerp_save_diff.default, (a, b, c), test_utils=utils[:2])
+        for need in ((True, True, True), (False, True, False)):
+            torch.library.opcheck(ns.lerp_backward_from_diff.default, (a, b, c, *need), test_utils=utils[:2])
 
 
 def test_torch_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,12 +120,17 @@ def test_torch_saved_diff_ops_errors(torch_ext: Any) -> None:
     torch = torch_ext
     ns = torch.ops.opbench_lerp
     a, b = torch.randn(3, 4), torch.randn(4)
-    with pytest.raises(ValueError, match=r"shapes \[3, 4\], \[4\] and \[3, 4\] differ"):
+    with pytest.raises(ValueError, match=r"lerp_save_diff: shapes \[3, 4\] and \[4\] differ"):
         ns.lerp_save_diff(a, b, a)
-    with pytest.raises(ValueError, match="differ"):
-        ns.lerp_backward_from_diff(a, a, b, True, True, True)
+    with pytest.raises(ValueError, match=r"lerp_backward_from_diff: shapes \[3, 4\] and \[4\] differ"):
+        ns.lerp_backward_from_diff(a, b, a, True, True, True)
+    with pytest.raises(ValueError, match=r"weight shape \[2, 3, 4\] does not broadcast to \[3, 4\]"):
+        ns.lerp_save_diff(a, a, torch.randn(2, 3, 4))
     with pytest.raises(TypeError, match="dtype"):
         ns.lerp_save_diff(a, a, a.double())
+    h = a.half()
+    with pytest.raises(TypeError, match="dtype Half is not taken"):
+        ns.lerp_save_diff(h, h, h)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from knob_rerun import rerun_with_knob_off
-from lerp_testlib import CASES, DTYPES, GPU_CASES, check_saved_diff, run_torch_case
+from lerp_testlib import CASES, DTYPES, GPU_CASES, check_saved_diff, run_torch_case, saved_by_forward
 
 torch = pytest.importorskip("torch")
 
@@ -265,3 +265,42 @@ def _check_deterministic_and_captured(xs: list[int], ys: list[int], ws: list[int
     torch.cuda.synchronize()
     for p, q in zip(captured, eager, strict=True):
         assert torch.equal(p, q)
+
+
+# The saved-diff backward over each backward path: every case whose x and y have the output's shape and
+# whose weight tensor is broadcast (rows, cols, sliced and grouped cols, tile2d, small, gather-forward
+# layouts), plus the sweep's two layouts that motivated it, shrunk: a per-row weight of rows of 90 and a
+# weight kept along the outer and inner dims of [O, K, G].
+def _diff_cases() -> dict[str, tuple[list[int], list[int], Any]]:
+    cases = {**CASES, **GPU_CASES, **TILE2D_CASES,
+             "diff_w_rows": ([37399, 90], [37399, 90], [37399, 1]),
+             "diff_w_outer_inner": ([532, 1124, 4], [532, 1124, 4], [532, 1, 4])}
+    return {k: v for k, v in cases.items()
+            if isinstance(v[2], list) and v[0] == v[1] and v[2] != v[0] and len(v[2]) <= len(v[0])
+            and np.prod(v[0], dtype=np.int64) > 1}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", list(_diff_cases()))
+def test_cuda_saved_diff_paths(torch_ext: Any, case: str, dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broadcast weight that needs a gradient: the forward saves y - x (two tensors), and the output and
+    every gradient are bitwise those of the x, y path (the backward's paths read no x: load_x_raw)."""
+    from ops import lerp
+
+    xs, _, ws = _diff_cases()[case]
+    dt = getattr(torch, dtype)
+    gen = torch.Generator(device="cpu").manual_seed(11)
+    x, y, w = (torch.randn(s, generator=gen, dtype=dt).cuda().requires_grad_() for s in (xs, xs, ws))
+    g = torch.randn(xs, generator=gen, dtype=dt).cuda()
+    monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+    assert len(saved_by_forward(torch, x, y, w)) == 2
+    for inputs in ([x, y, w], [w]):
+        out = lerp(x, y, w)
+        ours = torch.autograd.grad(out, inputs, g)
+        monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "python")
+        plain_out = lerp(x, y, w)
+        plain = torch.autograd.grad(plain_out, inputs, g)
+        monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+        assert torch.equal(out, plain_out)
+        for p, q in zip(ours, plain, strict=True):
+            assert p.shape == q.shape and torch.equal(p, q)

@@ -202,6 +202,44 @@ inline Layout make_layout(const Shape& out, const Shape& x, const Shape& y, cons
   return lay;
 }
 
+// Largest offset tensor t reaches over the layout.
+inline int64_t max_offset(const Layout& lay, int t) {
+  int64_t m = 0;
+  for (int i = 0; i < lay.nk + lay.nr; ++i) m += (lay.size[i] - 1) * lay.stride[t][i];
+  return m;
+}
+
+// Every index and offset of the layout below 2^31 (with headroom for steps)?
+inline bool small_layout(const Layout& lay) {
+  const int64_t lim = (int64_t(1) << 31) - (int64_t(1) << 20);
+  bool small = lay.M < lim && lay.L < lim && lay.M * lay.L < lim;
+  for (int i = 0; i < lay.nk + lay.nr; ++i) small = small && lay.size[i] < (int64_t(1) << 31);
+  for (int t = 0; t < kNumT; ++t) small = small && max_offset(lay, t) < (int64_t(1) << 31) - 16;
+  return small;
+}
+
+// Can the training forward write diff = y - x in its one pass, so that the
+// backward reads diff instead of x and y (lerp_backward_from_diff)? x and y of
+// the output's shape, the weight any shape that broadcasts to it: full size
+// or one element (the contig kernel), else a layout of the nd kernel (up to 4
+// collapsed dims, 32-bit offsets). The element type is the binding's to check
+// (4- and 8-byte types: y - x is then exact in the accumulation type).
+inline bool saves_diff_layout(const Shape& xs, const Shape& ys, const Shape& ws) {
+  if (xs != ys || ws.size() > xs.size()) return false;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const int64_t d = ws[ws.size() - 1 - i];
+    if (d != 1 && d != xs[xs.size() - 1 - i]) return false;
+  }
+  const int64_t n = numel_of(xs), nw = numel_of(ws);
+  if (n == 0 || nw == n || nw == 1) return true;
+  try {
+    const Layout lay = make_layout(xs, xs, xs, ws, -1);
+    return lay.nk + lay.nr <= 4 && small_layout(lay);
+  } catch (const std::invalid_argument&) {  // more non-mergeable dims than a layout holds
+    return false;
+  }
+}
+
 // The numerically stable lerp used by both frameworks: |w| < 0.5 ? x + w*d
 // : y - d*(1-w), with d = y - x. Written as one multiply-add of selected
 // operands (y + (w-1)*d is y - d*(1-w) exactly), so the GPU computes one

@@ -82,7 +82,9 @@
                                 const Shape&, cudaStream_t);                                                   \
   template void lerp_backward<T>(const T*, const T*, const T*, const T*, double, T*, T*, T*, const Shape&,     \
                                  const Shape&, const Shape&, const Alloc&, cudaStream_t);                      \
-  template void lerp_forward_save_diff<T>(const T*, const T*, const T*, T*, T*, int64_t, cudaStream_t);        \
-  template void lerp_backward_from_diff<T>(const T*, const T*, const T*, T*, T*, T*, int64_t, cudaStream_t);   \
+  template void lerp_forward_save_diff<T>(const T*, const T*, const T*, T*, T*, const Shape&, const Shape&,    \
+                                          cudaStream_t);                                                       \
+  template void lerp_backward_from_diff<T>(const T*, const T*, const T*, T*, T*, T*, const Shape&, const Shape&, \
+                                           const Alloc&, cudaStream_t);                                        \
   }                                                                                                            \
   }

@@ -40,6 +40,32 @@ __device__ __forceinline__ void load_raw(const T* __restrict__ p, I off, bool bc
   }
 }
 
+// What a backward kernel reads for the weight's gradient g*(y-x): nothing (kNoXY), x and y (kXYRead), or
+// y alone, holding y - x saved by the training forward (kXYDiff: lerp_backward_from_diff; 4- and 8-byte
+// types, where y - x is exact). A template parameter, so the kXYRead kernels are what they were.
+constexpr int kNoXY = 0, kXYRead = 1, kXYDiff = 2;
+
+// load_raw of x for a weight's gradient: zeros under kXYDiff (y - 0 is y exactly), no load.
+template <typename T, int VEC, int XY, typename I>
+__device__ __forceinline__ void load_x_raw(const T* __restrict__ p, I off, bool bcast, Raw<T, VEC>& o) {
+  if constexpr (XY == kXYDiff) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o.v[k] = T(0);
+  } else {
+    load_raw<T, VEC>(p, off, bcast, o);
+  }
+}
+
+// x's element at off for the small kernel's weight gradient (its XY mode is a run-time one): zero where x
+// is null (the backward from a saved diff).
+template <typename T, typename I>
+__device__ __forceinline__ T x_at(const T* __restrict__ p, I off) {
+  if constexpr (sizeof(T) >= 4) {
+    if (!p) return T(0);
+  }
+  return p[off];
+}
+
 // load_raw for a step whose loads all go out before any is used: a broadcast
 // operand's element is only loaded here (into the pack's first word), its
 // copies across the pack left to raw_fill, which the caller runs once the

@@ -11,11 +11,11 @@
 //   lerp_cpu_types.h   fp16/bf16 storage types and conversions
 //   lerp_cpu_tiles.h   runs along the innermost dim, tile loads and stores, the fused fp16/bf16 forward
 //   lerp_cpu_fwd.h     forward with any broadcast (threads split the output);
-//                      the training forward that saves y - x (same-shape x, y, w)
+//                      the training forward that saves y - x (x, y of the output's shape)
 //   lerp_cpu_bwd.h     backward: full-shape gradients in one fused pass over dout; each broadcast
 //                      input's gradient by rows (innermost dim reduced) or by columns (innermost dim
 //                      kept), in fixed chunks so the bits do not depend on the thread count;
-//                      the saved-diff backward (same-shape x, y, w)
+//                      the saved-diff backward (x, y of the output's shape)
 #pragma once
 
 #include "lerp_cpu_types.h"

@@ -340,10 +340,19 @@ void lerp_backward_cpu(const T* g, const T* x, const T* y, const T* w, double w_
   if (dw && !full[kW]) cpu::reduce_grad<kW>(os, xs, ys, ws, ops, dw);
 }
 
-// Gradients of same-shape x, y, w from diff = y - x; a null output is not computed.
+// Gradients from diff = y - x (x, y of shape xs, w broadcast to it); a null output is not computed. A
+// same-shape w in one pass; else lerp_backward_cpu with zeros for x (y - 0 is y exactly, so every
+// gradient has the bits of the x, y backward).
 template <typename T>
-void lerp_backward_from_diff_cpu(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n) {
+void lerp_backward_from_diff_cpu(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, const Shape& xs,
+                                 const Shape& ws) {
   using A = typename AccOf<T>::type;
+  const int64_t n = numel_of(xs);
+  if (numel_of(ws) != n) {
+    const std::vector<T> zeros(static_cast<size_t>(n), from_acc<T>(A(0)));
+    lerp_backward_cpu(g, zeros.data(), diff, w, 0.0, dx, dy, dw, xs, xs, ws);
+    return;
+  }
   opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
     A bg[cpu::kTile], bw[cpu::kTile], bd[cpu::kTile], bo[cpu::kTile];
     for (int64_t j = begin; j < end; j += cpu::kTile) {

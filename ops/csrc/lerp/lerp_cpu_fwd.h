@@ -49,20 +49,27 @@ void lerp_forward_cpu(const T* x, const T* y, const T* w, double w_scalar, T* ou
   });
 }
 
-// Training forward for same-shape x, y, w (n elements) when w needs a gradient: out = lerp(x, y, w)
-// and diff = y - x, so the backward reads diff instead of both x and y (see the CUDA core).
+// Training forward when w needs a gradient (x, y of shape xs, w broadcast to it): out = lerp(x, y, w)
+// and diff = y - x, so the backward reads diff instead of both x and y (see the CUDA core). One pass
+// for a same-shape w; else the broadcast forward, then diff.
 template <typename T>
-void lerp_forward_save_diff_cpu(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n) {
+void lerp_forward_save_diff_cpu(const T* x, const T* y, const T* w, T* out, T* diff, const Shape& xs,
+                                const Shape& ws) {
   using A = typename AccOf<T>::type;
+  const int64_t n = numel_of(xs);
+  const bool same = numel_of(ws) == n;
+  if (!same) lerp_forward_cpu(x, y, w, 0.0, out, xs, xs, ws);
   opcore::parallel_for(n, 1, [&](int64_t begin, int64_t end) {
     A bx[cpu::kTile], by[cpu::kTile], bw[cpu::kTile], bo[cpu::kTile];
     for (int64_t j = begin; j < end; j += cpu::kTile) {
       const int64_t m = end - j < cpu::kTile ? end - j : cpu::kTile;
       const A* vx = cpu::view(x + j, 1, m, bx);
       const A* vy = cpu::view(y + j, 1, m, by);
-      A* o = cpu::out_tile(out + j, bo);
-      cpu::lerp_tile(vx, vy, cpu::view(w + j, 1, m, bw), m, o);
-      cpu::flush(out + j, m, o);
+      if (same) {
+        A* o = cpu::out_tile(out + j, bo);
+        cpu::lerp_tile(vx, vy, cpu::view(w + j, 1, m, bw), m, o);
+        cpu::flush(out + j, m, o);
+      }
       A* d = cpu::out_tile(diff + j, bo);
       for (int64_t i = 0; i < m; ++i) d[i] = vy[i] - vx[i];
       cpu::flush(diff + j, m, d);

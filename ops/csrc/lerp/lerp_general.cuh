@@ -132,11 +132,13 @@ __device__ __forceinline__ void nd_offsets(const NdLayout<ND>& L, int32_t e, int
 // packs per thread (block b owns packs [b*256*U, (b+1)*256*U)), every load
 // issued before any store, no grid-stride loop (the grid covers the packs).
 // A pack's offsets come from one unrolled index decomposition (about 7
-// instructions per dim); w null: the scalar wsc.
-template <typename T, int VEC, int ND, int U>
+// instructions per dim); w null: the scalar wsc. DIFF (x and y laid out like
+// out, a weight needing a gradient): also writes diff = y - x, which the
+// training forward saves for lerp_backward_from_diff.
+template <typename T, int VEC, int ND, int U, bool DIFF = false>
 __global__ void __launch_bounds__(kThreads)
     fwd_nd_kernel(NdLayout<ND> L, const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ w,
-                  typename AccOf<T>::type wsc, T* __restrict__ out, int32_t nv) {
+                  typename AccOf<T>::type wsc, T* __restrict__ out, T* __restrict__ diff, int32_t nv) {
   using A = typename AccOf<T>::type;
   const int32_t base = static_cast<int32_t>(blockIdx.x) * (kThreads * U) + static_cast<int32_t>(threadIdx.x);
   Raw<T, VEC> xp[U], yp[U], wp[U];
@@ -161,6 +163,11 @@ __global__ void __launch_bounds__(kThreads)
       A r[VEC];
       lerp_pack<T, VEC>(xp[u], yp[u], wp[u], w != nullptr, wsc, r);
       store_pack<T, VEC>(out, p * VEC, r);
+      if constexpr (DIFF) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) r[k] = raw_at<T, VEC>(yp[u], k) - raw_at<T, VEC>(xp[u], k);
+        store_pack<T, VEC>(diff, p * VEC, r);
+      }
     }
   }
 }
@@ -249,13 +256,13 @@ struct Vals {
   Raw<T, VEC> g, w, x, y;
 };
 
-template <typename T, int VEC, bool XY, typename I>
+template <typename T, int VEC, int XY, typename I>
 __device__ __forceinline__ void load_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
                                           Vals<T, VEC>& v) {
   if (a.w) load_raw<T, VEC>(a.w, o[kW], lay.stride[kW][inner] == 0, v.w);
   load_raw<T, VEC>(a.g, o[kOut], false, v.g);
   if (XY) {
-    load_raw<T, VEC>(a.x, o[kX], lay.stride[kX][inner] == 0, v.x);
+    load_x_raw<T, VEC, XY>(a.x, o[kX], lay.stride[kX][inner] == 0, v.x);
     load_raw<T, VEC>(a.y, o[kY], lay.stride[kY][inner] == 0, v.y);
   }
 }
@@ -276,7 +283,7 @@ __device__ __forceinline__ void emit(const GenArgs<T>& a, int t, T* full, I off,
   }
 }
 
-template <typename T, int VEC, bool XY, typename I>
+template <typename T, int VEC, int XY, typename I>
 __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a, int inner, const I (&o)[kNumT],
                                          const Vals<T, VEC>& v, typename AccOf<T>::type (&contrib)[VEC],
                                          typename AccOf<T>::type& acc2) {
@@ -307,7 +314,7 @@ __device__ __forceinline__ void use_vals(const Layout& lay, const GenArgs<T>& a,
 // Positions r = start, start + step, ... < end over the reduced dims, offset
 // by the kept-dims offsets `ok`; B positions per batch, all loads of a batch
 // issued before any use.
-template <typename T, int VEC, int B, bool XY, typename I>
+template <typename T, int VEC, int B, int XY, typename I>
 __device__ __forceinline__ void run_range(const Layout& lay, const GenArgs<T>& a, int inner, const I (&ok)[kNumT],
                                           I start, I end, I step, typename AccOf<T>::type (&acc)[VEC],
                                           typename AccOf<T>::type& acc2) {
@@ -391,7 +398,7 @@ __device__ __noinline__ void sum_partials_last_call(const typename AccOf<T>::typ
 // Backward, reduced dims innermost: grid (P slices of L, kept indices j).
 // P > 1: block p's sum goes to ws[p * M + j]; with a.cnt the last block of
 // j's slices to finish adds them (sum_partials_last), else finalize_kernel.
-template <typename T, int VEC, int B, bool XY, typename I>
+template <typename T, int VEC, int B, int XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> a) {
   using A = typename AccOf<T>::type;
   const int inner = lay.nk + lay.nr - 1;
@@ -441,7 +448,7 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 // added in fixed order through shared memory. With a.target2: that
 // gradient's per-block sum goes to ws2[blockIdx.y * gridDim.x + blockIdx.x]
 // and the slice's target2 index to key2[blockIdx.y].
-template <typename T, int VEC, int B, bool XY, typename I>
+template <typename T, int VEC, int B, int XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> a) {
   using A = typename AccOf<T>::type;
   const int inner = lay.nk - 1;

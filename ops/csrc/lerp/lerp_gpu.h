@@ -30,14 +30,17 @@ template <typename T>
 void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scalar, T* dx, T* dy, T* dw,
                    const Shape& xs, const Shape& ys, const Shape& ws_in, const Alloc& alloc, cudaStream_t stream);
 
-// Same-shape x, y, w: out and diff = y - x in one pass, for lerp_backward_from_diff.
+// Training forward of a weight needing a gradient (saves_diff_layout(xs, xs, ws); 4- and 8-byte types):
+// out and diff = y - x in one pass, for lerp_backward_from_diff.
 template <typename T>
-void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n, cudaStream_t stream);
+void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, const Shape& xs, const Shape& ws,
+                            cudaStream_t stream);
 
-// Same-shape gradients from diff = y - x; a null output is not computed.
+// Gradients from diff = y - x (x, y of shape xs), the same bits as lerp_backward's; a null output is not
+// computed.
 template <typename T>
-void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n,
-                             cudaStream_t stream);
+void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, const Shape& xs,
+                             const Shape& ws, const Alloc& alloc, cudaStream_t stream);
 
 }  // namespace gpu
 }  // namespace lerp_core

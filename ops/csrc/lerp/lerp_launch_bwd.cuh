@@ -10,7 +10,7 @@ namespace gpu {
 
 // One gen instantiation's kernels: gen_k where the kept positions are innermost, else gen_r (R_ONLY: gen_r
 // alone, for the pack widths only gen_r takes).
-template <typename T, int VEC, int B, bool XY, typename I, bool R_ONLY = false>
+template <typename T, int VEC, int B, int XY, typename I, bool R_ONLY = false>
 struct GenKernels {
   static const void* ptr(bool kept_inner) {
     if constexpr (!R_ONLY) {
@@ -37,10 +37,11 @@ struct GenKernels {
 // than it gained: 16.9 vs 18.1 us for [16,102400] with w [1]).
 template <typename T>
 struct GenPick {
-  bool kept_inner, vec, small, xy;
+  bool kept_inner, vec, small;
+  int xy;  // XY mode (xy_mode)
   bool half = false;
   // f(GenKernels<...>{}) for the picked instantiation.
-  template <bool XY, typename F>
+  template <int XY, typename F>
   void with_kernels(F&& f) const {
     constexpr int V = vec_of<T>();
     if constexpr (V > 2) {
@@ -67,11 +68,7 @@ struct GenPick {
   }
   template <typename F>
   void with_any(F&& f) const {
-    if (xy) {
-      with_kernels<true>(f);
-    } else {
-      with_kernels<false>(f);
-    }
+    with_xy<T>(xy, [&](auto m) { with_kernels<decltype(m)::value>(f); });
   }
   // Pack width in elements.
   int width() const { return vec ? vec_of<T>() : half ? vec_of<T>() / 2 : 1; }
@@ -126,7 +123,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     return true;
   }
   const bool inner_r = reduced_inner(lay, a.target);
-  GenPick<T> pick{!inner_r, false, small, need_xy};
+  GenPick<T> pick{!inner_r, false, small, xy_mode<T>(need_xy, a.x)};
   int64_t P = 1, gx = 1, gy = 1;
   if (inner_r) {
     if (a.target2 >= 0) return false;
@@ -383,21 +380,48 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
   }
 }
 
-// Training forward for same-shape x, y, w (n elements each) when w needs a
-// gradient: out = lerp(x, y, w) and diff = y - x in one pass. The backward
-// (lerp_backward_from_diff) then reads dout, w and diff instead of dout, w, x
-// and y, as torch.compile's generated code does.
+// Training forward when the weight needs a gradient and saves_diff_layout(xs,
+// xs, ws) holds (x, y of shape xs; 4- and 8-byte types): out = lerp(x, y, w)
+// and diff = y - x in one pass, the contig kernel's or the nd kernel's. The
+// backward (lerp_backward_from_diff) then reads dout, w and diff instead of
+// dout, w, x and y, as torch.compile's generated code does.
 template <typename T>
-void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, int64_t n, cudaStream_t stream) {
-  if (n > 0) launch_contig<T, true>(nullptr, x, y, w, 2, 0.0, out, diff, nullptr, n, stream);
+void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, const Shape& xs, const Shape& ws,
+                            cudaStream_t stream) {
+  if (sizeof(T) < 4 || !saves_diff_layout(xs, xs, ws)) {
+    throw std::invalid_argument("lerp_forward_save_diff: no one-pass forward for x, y " + shape_str(xs) +
+                                " and weight " + shape_str(ws));
+  }
+  const int64_t n = numel_of(xs);
+  if (n == 0) return;
+  const int wmode = contig_weight_mode(n, xs, xs, true, numel_of(ws));
+  if (wmode >= 0) {
+    launch_contig<T, true>(nullptr, x, y, w, wmode, 0.0, out, diff, nullptr, n, stream);
+    return;
+  }
+  constexpr int V = vec_of<T>();
+  const Layout lay = make_layout(xs, xs, xs, ws, -1);
+  GenArgs<T> a = gen_inputs<T>(nullptr, x, y, w, 0.0);
+  a.out = out;
+  const bool used[kNumT] = {true, true, true, true};
+  const bool al = aligned16(x) && aligned16(y) && aligned16(w) && aligned16(out) && aligned16(diff);
+  if (al && vec_ok(lay, lay.nk + lay.nr - 1, V, used)) {
+    nd_pick<T, V, false>(lay, a, n, stream, diff);
+  } else {
+    nd_pick<T, 1, false>(lay, a, n, stream, diff);
+  }
+  check_cuda(cudaGetLastError(), "saved-diff forward (nd) kernel launch");
 }
 
-// Gradients of same-shape x, y, w from diff = y - x: dx = g*(1-w), dy = g*w,
-// dw = g*diff; a null output is not computed.
+// Gradients from diff = y - x saved by lerp_forward_save_diff (x, y of shape
+// xs): dx = g*(1-w), dy = g*w full size, dw = g*diff summed to ws; a null
+// output is not computed. lerp_backward's paths with no x (read as zeros:
+// load_x_raw), so every gradient has the bits of the x, y backward.
 template <typename T>
-void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, int64_t n,
-                             cudaStream_t stream) {
-  if (n > 0) launch_contig<T, false>(g, nullptr, diff, w, 2, 0.0, dx, dy, dw, n, stream);
+void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, const Shape& xs,
+                             const Shape& ws, const Alloc& alloc, cudaStream_t stream) {
+  if (sizeof(T) < 4) throw std::invalid_argument("lerp_backward_from_diff: 4- and 8-byte types only");
+  lerp_backward<T>(g, nullptr, diff, w, 0.0, dx, dy, dw, xs, xs, ws, alloc, stream);
 }
 
 }  // namespace gpu

@@ -98,20 +98,22 @@ inline bool vec_ok(const Layout& lay, int inner, int vec, const bool (&used)[kNu
   return true;
 }
 
-// Largest offset tensor t reaches over the layout.
-inline int64_t max_offset(const Layout& lay, int t) {
-  int64_t m = 0;
-  for (int i = 0; i < lay.nk + lay.nr; ++i) m += (lay.size[i] - 1) * lay.stride[t][i];
-  return m;
+// A backward pass's XY mode (kNoXY, kXYRead, kXYDiff): whether it sums the weight's gradient (dw), and
+// then whether it reads x or, x being null, y alone as y - x (4- and 8-byte types).
+template <typename T>
+int xy_mode(bool dw, const T* x) {
+  return !dw ? kNoXY : (x != nullptr || sizeof(T) < 4) ? kXYRead : kXYDiff;
 }
 
-// Every index and offset of the layout below 2^31 (with headroom for steps)?
-inline bool small_layout(const Layout& lay) {
-  const int64_t lim = (int64_t(1) << 31) - (int64_t(1) << 20);
-  bool small = lay.M < lim && lay.L < lim && lay.M * lay.L < lim;
-  for (int i = 0; i < lay.nk + lay.nr; ++i) small = small && lay.size[i] < (int64_t(1) << 31);
-  for (int t = 0; t < kNumT; ++t) small = small && max_offset(lay, t) < (int64_t(1) << 31) - 16;
-  return small;
+// f(std::integral_constant<int, XY>) for a pass's XY mode; kXYDiff is instantiated for 4- and 8-byte
+// types only.
+template <typename T, typename F>
+void with_xy(int mode, F&& f) {
+  if constexpr (sizeof(T) >= 4) {
+    if (mode == kXYDiff) return f(std::integral_constant<int, kXYDiff>{});
+  }
+  if (mode == kXYRead) return f(std::integral_constant<int, kXYRead>{});
+  f(std::integral_constant<int, kNoXY>{});
 }
 
 template <typename T>
@@ -126,8 +128,10 @@ void contig_launch(int64_t blocks, const T* a0, const T* x, const T* y, const T*
   const A ws = static_cast<A>(wsc);
   const I n = static_cast<I>(n64);
   const unsigned g = static_cast<unsigned>(blocks);
-  if (FWD && o1) {  // training forward, weight needing a gradient: full weight
+  if (FWD && o1 && wmode == 2) {  // training forward, weight needing a gradient: full weight
     fwd_contig_kernel<T, VEC, 1, true, true, I><<<g, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, o1, n);
+  } else if (FWD && o1) {  // the same, one-element weight
+    fwd_contig_kernel<T, VEC, 1, false, true, I><<<g, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, o1, n);
   } else if (FWD && wmode == 2) {
     fwd_contig_kernel<T, VEC, U, true, false, I><<<g, kThreads, 0, stream>>>(x, y, w, wmode, ws, o0, nullptr, n);
   } else if (FWD) {
@@ -215,7 +219,7 @@ struct NdKernels {
     if constexpr (G) {
       fwd_nd_gather_kernel<T, VEC, ND, U><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, count);
     } else {
-      fwd_nd_kernel<T, VEC, ND, U><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, count);
+      fwd_nd_kernel<T, VEC, ND, U><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, nullptr, count);
     }
   }
 };
@@ -226,9 +230,11 @@ struct NdKernels {
 // weight; the gather kernel 1 or 2). fwd_nd_kernel reads an operand VEC-wide
 // unless it is broadcast along the innermost dim; the gather kernel (G) reads
 // operands laid out like out VEC-wide, one broadcast along the innermost dim
-// one element a pack and the others element by element (NdRead).
+// one element a pack and the others element by element (NdRead). diff (not
+// null; fwd_nd_kernel of 4- and 8-byte types): also diff = y - x, one pack per
+// thread, as the contig kernel's diff variant.
 template <typename T, int VEC, int ND, bool G>
-void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream, T* diff = nullptr) {
   using A = typename AccOf<T>::type;
   using K = NdKernels<T, VEC, ND, G>;
   NdLayout<ND> L;
@@ -252,6 +258,13 @@ void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t s
   const int64_t nv = G ? ceil_div(n, VEC) : n / VEC;
   const int32_t count = static_cast<int32_t>(G ? n : nv);  // the gather kernel takes elements, the other packs
   const A wsc = static_cast<A>(a.wsc);
+  if constexpr (!G && sizeof(T) >= 4) {
+    if (diff) {
+      const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, int64_t(kThreads))));
+      fwd_nd_kernel<T, VEC, ND, 1, true><<<blocks, kThreads, 0, stream>>>(L, a.x, a.y, a.w, wsc, a.out, diff, count);
+      return;
+    }
+  }
   int u = 1;
   if constexpr (VEC > 1) {
     // A gathered tensor weight (a third load per pack) runs 2 packs per
@@ -273,16 +286,16 @@ void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t s
 }
 
 template <typename T, int VEC, bool G>
-void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream, T* diff = nullptr) {
   switch (lay.nk + lay.nr) {
     case 1:
-      return nd_launch<T, VEC, 1, G>(lay, a, n, stream);
+      return nd_launch<T, VEC, 1, G>(lay, a, n, stream, diff);
     case 2:
-      return nd_launch<T, VEC, 2, G>(lay, a, n, stream);
+      return nd_launch<T, VEC, 2, G>(lay, a, n, stream, diff);
     case 3:
-      return nd_launch<T, VEC, 3, G>(lay, a, n, stream);
+      return nd_launch<T, VEC, 3, G>(lay, a, n, stream, diff);
     default:
-      return nd_launch<T, VEC, 4, G>(lay, a, n, stream);
+      return nd_launch<T, VEC, 4, G>(lay, a, n, stream, diff);
   }
 }
 

@@ -84,7 +84,7 @@ bool rows_apply(const Layout& lay, const GenArgs<T>& a) {
   return true;
 }
 
-template <typename T, int VEC, bool XY, bool ENDS>
+template <typename T, int VEC, int XY, bool ENDS>
 struct RowKernels {
   template <int U>
   static const void* ptr(bool i64) {
@@ -137,7 +137,7 @@ void finalize_partials(const typename AccOf<T>::type* ws, int64_t P, int64_t M, 
 // that no block waits on a ticket (small problems, where that wait is most of
 // the time). LERP_ROWS_PACKS=1, 2 or 4 forces U, LERP_ROWS_WHOLE=0 slices
 // short rows too (read once).
-template <typename T, int VEC, bool XY, bool ENDS>
+template <typename T, int VEC, int XY, bool ENDS>
 void rows_launch(RowArgs<T> r, const Alloc& alloc, cudaStream_t stream) {
   using K = RowKernels<T, VEC, XY, ENDS>;
   static const int forced = env_int("LERP_ROWS_PACKS", 0);
@@ -205,14 +205,16 @@ void launch_rows(const Layout& lay, const GenArgs<T>& a, const Alloc& alloc, cud
   constexpr int V = vec_of<T>();
   RowArgs<T> r;
   const bool al = fill_sum_args<T>(lay, a, r);
-  const bool xy = a.target == kW;
-  if (al && r.L % V == 0) {
-    xy ? rows_launch<T, V, true, false>(r, alloc, stream) : rows_launch<T, V, false, false>(r, alloc, stream);
-  } else if (al) {  // whole packs from each row's first aligned position, the ends one element a thread
-    xy ? rows_launch<T, V, true, true>(r, alloc, stream) : rows_launch<T, V, false, true>(r, alloc, stream);
-  } else {
-    xy ? rows_launch<T, 1, true, false>(r, alloc, stream) : rows_launch<T, 1, false, false>(r, alloc, stream);
-  }
+  with_xy<T>(xy_mode<T>(a.target == kW, a.x), [&](auto m) {
+    constexpr int XY = decltype(m)::value;
+    if (al && r.L % V == 0) {
+      rows_launch<T, V, XY, false>(r, alloc, stream);
+    } else if (al) {  // whole packs from each row's first aligned position, the ends one element a thread
+      rows_launch<T, V, XY, true>(r, alloc, stream);
+    } else {
+      rows_launch<T, 1, XY, false>(r, alloc, stream);
+    }
+  });
 }
 
 // Can this backward pass run as a cols kernel? One reduced gradient (nothing
@@ -266,6 +268,9 @@ template <typename T, typename F>
 void with_cols_kernel(int vec, int kind, F&& f) {
   constexpr int V = vec_of<T>();
   const auto pick = [&](auto v) {
+    if constexpr (sizeof(T) >= 4) {  // the saved-diff kind exists for 4- and 8-byte types only
+      if (kind == kColsDiff) return f(v, std::integral_constant<int, kColsDiff>{});
+    }
     if (kind == kColsXY) {
       f(v, std::integral_constant<int, kColsXY>{});
     } else if (kind == kColsWFull) {
@@ -302,7 +307,7 @@ ColsPlan cols_plan(const ColsView& view, const GenArgs<T>& a) {
   static const int64_t max_slices = env_int("LERP_COLS_MAX_SLICES", static_cast<int>(kColsMaxSlices));
   ColsPlan p;
   p.view = view;
-  const bool xy = view.kind == kColsXY, wf = view.kind == kColsWFull;
+  const bool xy = view.kind == kColsXY || view.kind == kColsDiff, wf = view.kind == kColsWFull;
   const int g = view.grp;
   // Packs of vec columns where the columns, a target's columns and every pointer allow them: 16 bytes, else
   // 8 (2-byte columns of a multiple of 4, f32 of 2), else one column.
@@ -385,7 +390,7 @@ ColsPlan cols_apply(const Layout& lay, const GenArgs<T>& a) {
       if (lay.stride[t][i] != so[i]) return false;
     return true;
   };
-  v.kind = a.target == kW ? kColsXY : kColsG;
+  v.kind = a.target != kW ? kColsG : xy_mode<T>(true, a.x) == kXYDiff ? kColsDiff : kColsXY;
   if (a.target == kW && (!like_out(kX) || !like_out(kY))) return {};
   if (a.w && like_out(kW) && wfull_on) {
     // The weight full size (kColsWFull): dw reads the other of x, y full size and the target's input a column

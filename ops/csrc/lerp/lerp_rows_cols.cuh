@@ -26,13 +26,13 @@ struct SumArgs {
   int64_t M = 1, L = 1;
 };
 
-// The raw packs of one position (dout; x and y when XY) at offset e.
-template <typename T, int VEC, bool XY, typename I>
+// The raw packs of one position (dout; x and y when XY, zeros for x under kXYDiff) at offset e.
+template <typename T, int VEC, int XY, typename I>
 __device__ __forceinline__ void load_sum_pack(const T* g, const T* x, const T* y, I e, Raw<T, VEC>& gp,
                                               Raw<T, VEC>& xp, Raw<T, VEC>& yp) {
   load_raw<T, VEC>(g, e, false, gp);
   if (XY) {
-    load_raw<T, VEC>(x, e, false, xp);
+    load_x_raw<T, VEC, XY>(x, e, false, xp);
     load_raw<T, VEC>(y, e, false, yp);
   }
 }
@@ -50,7 +50,7 @@ struct PackWeights {
 
 // One position of the rows and cols kernels: adds the summed product (XY:
 // g*(y-x); else g*cs) to acc and writes dx, dy (when not null) at e.
-template <typename T, int VEC, bool XY, typename I>
+template <typename T, int VEC, int XY, typename I>
 __device__ __forceinline__ void use_sum_pack(const Raw<T, VEC>& gp, const Raw<T, VEC>& xp, const Raw<T, VEC>& yp,
                                              const PackWeights<typename AccOf<T>::type, VEC>& pw,
                                              typename AccOf<T>::type (&acc)[VEC], T* dx, T* dy, I e) {
@@ -105,7 +105,7 @@ using RowArgs = SlicedSumArgs<T>;
 // rows_kernel's summed product at one position outside a row's whole packs
 // (thread t < VEC - 1: start + t if before the first whole pack `row`; else
 // tail + t - (VEC - 1) if before the row's end), dx and dy written there.
-template <typename T, int VEC, bool XY>
+template <typename T, int VEC, int XY>
 __device__ __forceinline__ typename AccOf<T>::type rows_end(const RowArgs<T>& a, typename AccOf<T>::type wj,
                                                          int64_t start, int64_t row, int64_t tail, int64_t end) {
   using A = typename AccOf<T>::type;
@@ -121,7 +121,7 @@ __device__ __forceinline__ typename AccOf<T>::type rows_end(const RowArgs<T>& a,
   return acc[0];
 }
 
-template <typename T, int VEC, int U, bool XY, typename I, bool ENDS>
+template <typename T, int VEC, int U, int XY, typename I, bool ENDS>
 __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
   using A = typename AccOf<T>::type;
   const I lv_all = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
       lv = static_cast<I>((end - row) / VEC);
     }
     const I p1 = p0 + cv < lv ? p0 + cv : lv;
-    const T *g = a.g + row, *x = XY ? a.x + row : nullptr, *y = XY ? a.y + row : nullptr;
+    const T *g = a.g + row, *x = XY == kXYRead ? a.x + row : nullptr, *y = XY ? a.y + row : nullptr;
     T *dx = a.dx ? a.dx + row : nullptr, *dy = a.dy ? a.dy + row : nullptr;
 #pragma unroll 1
     for (I q = p0 + static_cast<I>(threadIdx.x); q < p1; q += kThreads * U) {
@@ -226,7 +226,7 @@ struct ColArgs : SlicedSumArgs<T> {
 // What a cols kernel sums and reads: g*(1-w) or g*w with the weight a scalar or constant down each column
 // (kColsG); the weight's gradient g*(y-x), x and y laid out like dout (kColsXY); g*(1-w) or g*w with the
 // weight laid out like dout (kColsWFull).
-enum ColsKind { kColsG = 0, kColsXY = 1, kColsWFull = 2 };
+enum ColsKind { kColsG = 0, kColsXY = 1, kColsWFull = 2, kColsDiff = 3 };
 
 // cols_pack_sum with a full-size weight (kColsWFull): the summed product g*(1-w) (x's gradient: sum_lo) or
 // g*w, and on the way the other of dx, dy and dw = g*(y-x) (when not null). dw reads the input of x, y that
@@ -298,7 +298,7 @@ __device__ __forceinline__ void cols_pack_sum(const ColArgs<T>& a, I c, I r, I n
     cols_pack_sum_wfull<T, VEC, U, I, GW>(a, c, r, nr, step, acc);
     return;
   }
-  constexpr bool XY = KIND == kColsXY;
+  constexpr int XY = KIND == kColsXY ? kXYRead : KIND == kColsDiff ? kXYDiff : kNoXY;
   const I m = static_cast<I>(a.M);
   // The column's weights raw, converted where a step's loads are out (as rows_kernel's); one value for the
   // pack where the weight is one a target (a pack never spans two: VEC divides grp).

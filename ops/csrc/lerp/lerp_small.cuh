@@ -75,7 +75,7 @@ __device__ __forceinline__ void small_target(const SmallArgs<T>& a, int i, const
           if (a.w) wr[b] = a.w[o[kW] + ok[kW]];
           if (xy) {
             yr[b] = a.y[o[kY] + ok[kY]];
-            xr[b] = a.x[o[kX] + ok[kX]];
+            xr[b] = x_at(a.x, o[kX] + ok[kX]);
           }
         }
       }

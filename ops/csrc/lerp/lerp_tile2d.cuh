@@ -65,7 +65,7 @@ __device__ __forceinline__ void t2_load(const T* __restrict__ p, int kind, int64
 // live below np packs): all loads first, then every gradient's values: full
 // ones stored, row and col ones put in sh[target][local index], all ones
 // added to the thread's sums.
-template <typename T, int W, int U, bool XY>
+template <typename T, int W, int U, int XY>
 __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t start, int64_t j0, int tbase,
                                          typename AccOf<T>::type (*sh)[kT2Bytes / sizeof(typename AccOf<T>::type)],
                                          typename AccOf<T>::type (&allacc)[3]) {
@@ -87,7 +87,12 @@ __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t 
 #pragma unroll
       for (int k = 0; k < W; ++k) gv[u][k] = raw_at<T, W>(gr, k);
       if (XY) {
-        t2_load<T, W>(a.op[0], a.kind[0], start + e, j0, rl, cl, xv[u]);
+        if constexpr (XY == kXYDiff) {  // no x: y holds y - x (load_x_raw)
+#pragma unroll
+          for (int k = 0; k < W; ++k) xv[u][k] = A(0);
+        } else {
+          t2_load<T, W>(a.op[0], a.kind[0], start + e, j0, rl, cl, xv[u]);
+        }
         t2_load<T, W>(a.op[1], a.kind[1], start + e, j0, rl, cl, yv[u]);
       }
       if (a.op[2]) {
@@ -134,7 +139,7 @@ __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t 
 // finish adds every block's partials in fixed order, as finalize_kernel does
 // (a thread per sum in block order for up to 64 blocks, else a warp per sum,
 // warp_sum_partials), and sets the counter back to zero.
-template <typename T, int VEC, bool XY>
+template <typename T, int VEC, int XY>
 __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
   using A = typename AccOf<T>::type;
   constexpr int E = kT2Bytes / sizeof(A);
@@ -310,7 +315,7 @@ inline int t2_rows(int64_t L, int64_t M, int E, int vec) {
   return static_cast<int>(std::min<int64_t>(r, ((M + step - 1) / step) * step));
 }
 
-template <typename T, int VEC, bool XY>
+template <typename T, int VEC, int XY>
 void t2_launch_v(Tile2Args<T> a, const std::function<unsigned*()>& counter, const Alloc& alloc,
                  cudaStream_t stream) {
   using A = typename AccOf<T>::type;
@@ -391,11 +396,11 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
     if (read && a.kind[t] == kT2Full) al = al && aligned16(a.op[t]);
     if (a.grad[t] && a.kind[t] == kT2Full) al = al && aligned16(a.grad[t]);
   }
-  if (al && t2_rows(a.L, a.M, E, V) > 0) {
-    xy ? t2_launch_v<T, V, true>(a, counter, alloc, stream) : t2_launch_v<T, V, false>(a, counter, alloc, stream);
-  } else {
-    xy ? t2_launch_v<T, 1, true>(a, counter, alloc, stream) : t2_launch_v<T, 1, false>(a, counter, alloc, stream);
-  }
+  const bool vec = al && t2_rows(a.L, a.M, E, V) > 0;
+  with_xy<T>(xy_mode<T>(xy, x), [&](auto m) {
+    constexpr int XY = decltype(m)::value;
+    vec ? t2_launch_v<T, V, XY>(a, counter, alloc, stream) : t2_launch_v<T, 1, XY>(a, counter, alloc, stream);
+  });
 }
 
 }  // namespace gpu

@@ -102,21 +102,28 @@ inline BackwardArgs backward_args(const at::Tensor& g, const at::Tensor& x, cons
   return a;
 }
 
-// The saved-diff pair of ops takes three tensors of one shape (x, y, w forward; grad, diff, w backward).
-inline void check_same_shapes(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
-  TORCH_CHECK_VALUE(a.sizes() == b.sizes() && a.sizes() == c.sizes(), "opbench ", op, ": shapes ", a.sizes(), ", ",
-                    b.sizes(), " and ", c.sizes(), " differ (this op takes three tensors of one shape)");
+// The saved-diff pair of ops takes two float32/float64 tensors of one shape (x and y forward; grad and diff
+// backward) and a weight that broadcasts to it with a one-pass forward (lerp_core::saves_diff_layout).
+inline void check_diff_args(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& w) {
+  TORCH_CHECK_VALUE(a.sizes() == b.sizes(), "opbench ", op, ": shapes ", a.sizes(), " and ", b.sizes(),
+                    " differ (this op takes two tensors of one shape and a weight)");
+  TORCH_CHECK_TYPE(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble, "opbench ", op, ": dtype ",
+                   a.scalar_type(), " is not taken (float32, float64: where y - x is exact)");
+  TORCH_CHECK_VALUE(lerp_core::saves_diff_layout(shape_of(a), shape_of(b), shape_of(w)), "opbench ", op,
+                    ": weight shape ", w.sizes(), " does not broadcast to ", a.sizes(),
+                    " in a layout of the one-pass forward");
 }
 
-// Does the training forward save y - x instead of x and y? For same-shape float32/float64 x, y, w
-// when w needs a gradient (y - x is then exact, so dw is bitwise the same): the backward reads
-// dout, w, diff (3 tensors) instead of dout, w, x, y (4), as torch.compile's generated code does.
+// Does the training forward save y - x instead of x and y? For float32/float64 x, y of one shape and a weight
+// that needs a gradient and broadcasts to it (saves_diff_layout: full size, one element, or a layout of the
+// nd kernel; y - x is then exact, so every gradient is bitwise the same): the backward reads dout, w, diff
+// instead of dout, w, x, y, as torch.compile's generated code does.
 inline bool saves_diff(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w) {
   if (!w.has_value() || !w->requires_grad()) return false;
   const auto s = x.scalar_type();
   return (s == at::kFloat || s == at::kDouble) && y.scalar_type() == s && w->scalar_type() == s &&
          y.device() == x.device() && w->device() == x.device() && x.sizes() == y.sizes() &&
-         x.sizes() == w->sizes();
+         lerp_core::saves_diff_layout(shape_of(x), shape_of(y), shape_of(*w));
 }
 
 // The saved-diff forward's tensors: inputs checked and made contiguous, outputs allocated.
@@ -125,7 +132,7 @@ struct SaveDiffArgs {
 };
 inline SaveDiffArgs save_diff_args(const at::Tensor& x, const at::Tensor& y, const at::Tensor& w) {
   check_args(x, y, w);
-  check_same_shapes("lerp_save_diff", x, y, w);
+  check_diff_args("lerp_save_diff", x, y, w);
   SaveDiffArgs a{x.contiguous(), y.contiguous(), w.contiguous(), at::Tensor(), at::Tensor()};
   a.out = at::empty_like(a.x);
   a.diff = at::empty_like(a.x);
@@ -138,13 +145,15 @@ struct FromDiffArgs {
 };
 inline FromDiffArgs from_diff_args(const at::Tensor& g, const at::Tensor& diff, const at::Tensor& w, bool need_x,
                                    bool need_y, bool need_w) {
-  check_args(diff, w, std::nullopt);
-  check_same_shapes("lerp_backward_from_diff", g, diff, w);
+  check_args(diff, diff, w);
+  check_diff_args("lerp_backward_from_diff", g, diff, w);
   FromDiffArgs a{g.to(diff.scalar_type()).contiguous(), diff.contiguous(), w.contiguous(), {}, {}, {}};
-  auto grad = [&](bool need) { return need ? at::empty_like(a.w) : at::empty({0}, a.w.options()); };
-  a.dx = grad(need_x);
-  a.dy = grad(need_y);
-  a.dw = grad(need_w);
+  auto grad = [&](bool need, const at::Tensor& like) {
+    return need ? at::empty_like(like) : at::empty({0}, a.w.options());
+  };
+  a.dx = grad(need_x, a.diff);
+  a.dy = grad(need_y, a.diff);
+  a.dw = grad(need_w, a.w);
   return a;
 }
 

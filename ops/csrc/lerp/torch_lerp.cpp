@@ -46,7 +46,7 @@ std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cpu(const at::Tensor& x, const
   dispatch_cpu(a.x.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
     lerp_core::lerp_forward_save_diff_cpu<T>(cptr<T>(a.x), cptr<T>(a.y), cptr<T>(a.w), mptr<T>(a.out),
-                                             mptr<T>(a.diff), a.x.numel());
+                                             mptr<T>(a.diff), shape_of(a.x), shape_of(a.w));
   });
   return {a.out, a.diff};
 }
@@ -60,7 +60,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cpu(const
     using T = decltype(tag);
     lerp_core::lerp_backward_from_diff_cpu<T>(cptr<T>(a.g), cptr<T>(a.diff), cptr<T>(a.w),
                                               need_x ? mptr<T>(a.dx) : nullptr, need_y ? mptr<T>(a.dy) : nullptr,
-                                              need_w ? mptr<T>(a.dw) : nullptr, a.w.numel());
+                                              need_w ? mptr<T>(a.dw) : nullptr, shape_of(a.diff), shape_of(a.w));
   });
   return {a.dx, a.dy, a.dw};
 }
@@ -137,7 +137,7 @@ TORCH_LIBRARY(opbench_lerp, m) {
       "bool need_y, bool need_w) -> (Tensor, Tensor, Tensor)");
   // Same as lerp, differentiable through a C++ autograd Function.
   m.def("lerp_autograd(Tensor x, Tensor y, Tensor? weight, float scalar_weight) -> Tensor");
-  // The saved-diff pair used by lerp_autograd (same-shape x, y, w; see saves_diff()).
+  // The saved-diff pair used by lerp_autograd (x, y of one shape, float32/float64; see saves_diff()).
   m.def("lerp_save_diff(Tensor x, Tensor y, Tensor weight) -> (Tensor, Tensor)");
   m.def(
       "lerp_backward_from_diff(Tensor grad, Tensor diff, Tensor weight, bool need_x, bool need_y, bool need_w) "

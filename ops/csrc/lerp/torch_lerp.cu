@@ -59,7 +59,7 @@ std::tuple<at::Tensor, at::Tensor> lerp_save_diff_cuda(const at::Tensor& x, cons
   dispatch_cuda(a.x.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
     lerp_core::gpu::lerp_forward_save_diff<T>(cptr<T>(a.x), cptr<T>(a.y), cptr<T>(a.w), mptr<T>(a.out),
-                                              mptr<T>(a.diff), a.x.numel(), stream);
+                                              mptr<T>(a.diff), shape_of(a.x), shape_of(a.w), stream);
   });
   return {a.out, a.diff};
 }
@@ -70,12 +70,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lerp_backward_from_diff_cuda(cons
                                                                             bool need_y, bool need_w) {
   const c10::cuda::CUDAGuard guard(w.device());
   FromDiffArgs a = from_diff_args(g, diff, w, need_x, need_y, need_w);
+  optorch::Workspace scratch(a.diff);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   dispatch_cuda(a.w.scalar_type(), [&](auto tag) {
     using T = decltype(tag);
     lerp_core::gpu::lerp_backward_from_diff<T>(cptr<T>(a.g), cptr<T>(a.diff), cptr<T>(a.w),
                                                need_x ? mptr<T>(a.dx) : nullptr, need_y ? mptr<T>(a.dy) : nullptr,
-                                               need_w ? mptr<T>(a.dw) : nullptr, a.w.numel(), stream);
+                                               need_w ? mptr<T>(a.dw) : nullptr, shape_of(a.diff), shape_of(a.w),
+                                               scratch.alloc(), stream);
   });
   return {a.dx, a.dy, a.dw};
 }
