@@ -8,7 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 from knob_rerun import rerun_with_knob_off
-from lerp_testlib import CASES, DTYPES, GPU_CASES, check_saved_diff, run_torch_case, saved_by_forward
+from lerp_testlib import (
+    CASES,
+    DTYPES,
+    GPU_CASES,
+    check_diff_grads,
+    check_saved_diff,
+    run_torch_case,
+    saved_by_forward,
+)
 
 torch = pytest.importorskip("torch")
 
@@ -283,8 +291,9 @@ def _diff_cases() -> dict[str, tuple[list[int], list[int], Any]]:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", list(_diff_cases()))
 def test_cuda_saved_diff_paths(torch_ext: Any, case: str, dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A broadcast weight that needs a gradient: the forward saves y - x (two tensors), and the output and
-    every gradient are bitwise those of the x, y path (the backward's paths read no x: load_x_raw)."""
+    """A broadcast weight that needs a gradient: the forward saves y - x (two tensors); the output, dx and dy
+    are bitwise those of the x, y path and dw close to its (the backward's paths read no x: kXYDiff), and a
+    second run gives the same bits."""
     from ops import lerp
 
     xs, _, ws = _diff_cases()[case]
@@ -297,10 +306,11 @@ def test_cuda_saved_diff_paths(torch_ext: Any, case: str, dtype: str, monkeypatc
     for inputs in ([x, y, w], [w]):
         out = lerp(x, y, w)
         ours = torch.autograd.grad(out, inputs, g)
+        again = torch.autograd.grad(lerp(x, y, w), inputs, g)
+        assert all(torch.equal(p, q) for p, q in zip(ours, again, strict=True))
         monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "python")
         plain_out = lerp(x, y, w)
         plain = torch.autograd.grad(plain_out, inputs, g)
         monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
         assert torch.equal(out, plain_out)
-        for p, q in zip(ours, plain, strict=True):
-            assert p.shape == q.shape and torch.equal(p, q)
+        check_diff_grads(torch, ours, plain, inputs, x, w, case)

@@ -56,16 +56,6 @@ __device__ __forceinline__ void load_x_raw(const T* __restrict__ p, I off, bool 
   }
 }
 
-// x's element at off for the small kernel's weight gradient (its XY mode is a run-time one): zero where x
-// is null (the backward from a saved diff).
-template <typename T, typename I>
-__device__ __forceinline__ T x_at(const T* __restrict__ p, I off) {
-  if constexpr (sizeof(T) >= 4) {
-    if (!p) return T(0);
-  }
-  return p[off];
-}
-
 // load_raw for a step whose loads all go out before any is used: a broadcast
 // operand's element is only loaded here (into the pack's first word), its
 // copies across the pack left to raw_fill, which the caller runs once the

@@ -41,7 +41,7 @@ struct SmallArgs {
 };
 
 // Gradient i's share of the grid: block b0 is its first block.
-template <typename T>
+template <typename T, int XY>
 __device__ __forceinline__ void small_target(const SmallArgs<T>& a, int i, const Layout& lay, unsigned b0) {
   using A = typename AccOf<T>::type;
   const int S = a.subs[i];
@@ -75,7 +75,7 @@ __device__ __forceinline__ void small_target(const SmallArgs<T>& a, int i, const
           if (a.w) wr[b] = a.w[o[kW] + ok[kW]];
           if (xy) {
             yr[b] = a.y[o[kY] + ok[kY]];
-            xr[b] = x_at(a.x, o[kX] + ok[kX]);
+            xr[b] = XY == kXYDiff ? T{} : a.x[o[kX] + ok[kX]];
           }
         }
       }
@@ -102,15 +102,15 @@ __device__ __forceinline__ void small_target(const SmallArgs<T>& a, int i, const
   if (j < lay.M && sub == 0) a.tgt[i][j] = cvt_out<T>(acc);
 }
 
-template <typename T>
+template <typename T, int XY>  // XY: kXYRead, or kXYDiff (no x: y holds y - x)
 __global__ void __launch_bounds__(kThreads) small_bwd_kernel(SmallArgs<T> a) {
   // Layouts by constant index: kernel parameters indexed at run time would be copied to local memory.
   if (blockIdx.x < a.block_end[0]) {
-    small_target<T>(a, 0, a.lay[0], 0);
+    small_target<T, XY>(a, 0, a.lay[0], 0);
   } else if (blockIdx.x < a.block_end[1]) {
-    small_target<T>(a, 1, a.lay[1], a.block_end[0]);
+    small_target<T, XY>(a, 1, a.lay[1], a.block_end[0]);
   } else {
-    small_target<T>(a, 2, a.lay[2], a.block_end[1]);
+    small_target<T, XY>(a, 2, a.lay[2], a.block_end[1]);
   }
 }
 
@@ -193,7 +193,12 @@ void launch_small(const std::vector<int>& reduced, const std::vector<Layout>& la
   }
   for (int i = a.nt; i < 3; ++i) a.block_end[i] = blocks;
   a.mask = (1u << kOut) | (w ? 1u << kW : 0u) | (xy ? (1u << kX) | (1u << kY) : 0u);
-  small_bwd_kernel<T><<<blocks, kThreads, 0, stream>>>(a);
+  // kXYDiff where x is null (y holds y - x), else kXYRead (whether a target reads x, y is the kernel's).
+  if (xy_mode<T>(true, x) == kXYDiff) {
+    small_bwd_kernel<T, (sizeof(T) >= 4 ? kXYDiff : kXYRead)><<<blocks, kThreads, 0, stream>>>(a);
+  } else {
+    small_bwd_kernel<T, kXYRead><<<blocks, kThreads, 0, stream>>>(a);
+  }
   check_cuda(cudaGetLastError(), "small backward kernel launch");
 }
 
