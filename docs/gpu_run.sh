@@ -7,7 +7,7 @@
 #               TEST_PATHS and BUILD_EXT narrow them (TEST_PATHS=tests/ops/test_lerp_gpu.py BUILD_EXT=lerp)
 # main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
 #               MAIN_RUNS=warm for the warm run alone)
-# lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd) and its PR section
+# lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd) and its PR section
 # norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report
 # sweep:        the seeded sweeps (SWEEPS=lerp by default; SWEEPS="rms_norm layer_norm" for the norms) against torch, torch.compile (and
 #               Liger for the norms), each with its report; SWEEP_BUDGET ms of sampling per case (default 100); torch.compile's
@@ -63,7 +63,7 @@ step_main() {
 }
 
 step_lerp() {
-  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd \
+  python -m opbench bench lerp --providers torch,torch-compile,torch-ops --directions fwd,bwd,fwd+bwd \
     --method events --json "$out/lerp.json" --markdown "$out/lerp.md" --no-progress &&
     python -m opbench report "$out/lerp.json" --markdown "$out/lerp_report.md" --png "$out/lerp_speedups.png"
 }
