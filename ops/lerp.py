@@ -2,7 +2,7 @@
 
 PyTorch: the op's autograd is a C++ ``torch::autograd::Function`` (``lerp_autograd``) by
 default; ``OPBENCH_TORCH_AUTOGRAD=python`` uses the ``torch.library.register_autograd`` rule on
-``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for). With float32/float64
+``lerp`` instead (both compute only the gradients ``needs_input_grad`` asks for). With CUDA float32/float64
 x, y of one shape and a weight that needs a gradient and broadcasts to it (full size, one element, or
 a layout of the core's one-pass broadcast forward), the C++ Function's forward also writes ``y - x``
 and saves it (with the weight) instead of x and y, so that the backward reads one full-size tensor

@@ -259,8 +259,8 @@ def check_diff_grads(torch: Any, ours: Any, plain: Any, inputs: list[Any], x: An
 
 
 def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
-    """float32/float64 x, y of one shape with a weight that needs a gradient and broadcasts to them: the
-    forward saves y - x and w (not x and y); every subset of gradients is what the x, y path gives
+    """CUDA float32/float64 x, y of one shape with a weight that needs a gradient and broadcasts to them:
+    the forward saves y - x and w (not x and y); every subset of gradients is what the x, y path gives
     (check_diff_grads), and the same bits on a second run."""
     from ops import lerp
 

@@ -10,11 +10,12 @@ import pytest
 from lerp_testlib import (
     CASES,
     DTYPES,
+    SAVED_DIFF_WEIGHTS,
     assert_close,
-    check_saved_diff,
     draw,
     reference,
     run_torch_case,
+    saved_by_forward,
     terms_of,
 )
 
@@ -110,9 +111,27 @@ def test_torch_compile_fake(torch_ext: Any) -> None:
             torch.library.opcheck(ns.lerp_backward_from_diff.default, (a, b, c, *need), test_utils=utils[:2])
 
 
-def test_torch_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tensor weight that needs a gradient: y - x saved instead of x and y, same gradients."""
-    check_saved_diff(torch_ext, "cpu", monkeypatch)
+def test_torch_saved_diff_ops_cpu(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the CPU the training forward saves x, y, w (the saved diff is the GPU's); the saved-diff ops still
+    give, bit for bit, lerp's output, y - x, and lerp_backward's gradients for each weight layout."""
+    torch = torch_ext
+    ns = torch.ops.opbench_lerp
+    monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+    gen = torch.Generator().manual_seed(5)
+    for dtype in (torch.float32, torch.float64):
+        x, y, g = (torch.randn(37, 53, generator=gen, dtype=dtype) for _ in range(3))
+        for wshape in SAVED_DIFF_WEIGHTS:
+            w = torch.randn(wshape, generator=gen, dtype=dtype)
+            grad_args = (x.requires_grad_(), y.requires_grad_(), w.requires_grad_())
+            assert len(saved_by_forward(torch, *grad_args)) == 3, wshape
+            x, y, w = (t.detach() for t in grad_args)
+            out, diff = ns.lerp_save_diff(x, y, w)
+            assert torch.equal(out, ns.lerp(x, y, w, 0.0)) and torch.equal(diff, y - x), wshape
+            for need in ((True, True, True), (False, False, True), (True, False, False)):
+                got = ns.lerp_backward_from_diff(g, diff, w, *need)
+                want = ns.lerp_backward(g, x, y, w, 0.0, *need)
+                for flag, p, q in zip(need, got, want, strict=True):
+                    assert not flag or torch.equal(p, q), (wshape, need)
 
 
 def test_torch_saved_diff_ops_errors(torch_ext: Any) -> None:
