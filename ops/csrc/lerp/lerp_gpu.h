@@ -36,8 +36,8 @@ template <typename T>
 void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff, const Shape& xs, const Shape& ws,
                             cudaStream_t stream);
 
-// Gradients from diff = y - x (x, y of shape xs), the same bits as lerp_backward's; a null output is not
-// computed.
+// Gradients from diff = y - x (x, y of shape xs): dx, dy with lerp_backward's bits, dw its sum (possibly split
+// otherwise); a null output is not computed.
 template <typename T>
 void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, const Shape& xs,
                              const Shape& ws, const Alloc& alloc, cudaStream_t stream);

@@ -415,8 +415,10 @@ void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff,
 
 // Gradients from diff = y - x saved by lerp_forward_save_diff (x, y of shape
 // xs): dx = g*(1-w), dy = g*w full size, dw = g*diff summed to ws; a null
-// output is not computed. lerp_backward's paths with no x (read as zeros:
-// load_x_raw), so every gradient has the bits of the x, y backward.
+// output is not computed: lerp_backward's paths in their kXYDiff mode (y
+// alone, zeros for x). dx and dy have the bits of the x, y backward; dw is the
+// same sum, which a path may split otherwise (its grid follows the kXYDiff
+// kernel's occupancy).
 template <typename T>
 void lerp_backward_from_diff(const T* g, const T* diff, const T* w, T* dx, T* dy, T* dw, const Shape& xs,
                              const Shape& ws, const Alloc& alloc, cudaStream_t stream) {
