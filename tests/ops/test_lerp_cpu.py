@@ -145,6 +145,9 @@ def test_torch_saved_diff_ops_errors(torch_ext: Any) -> None:
         ns.lerp_backward_from_diff(a, b, a, True, True, True)
     with pytest.raises(ValueError, match=r"weight shape \[2, 3, 4\] does not broadcast to \[3, 4\]"):
         ns.lerp_save_diff(a, a, torch.randn(2, 3, 4))
+    six = torch.randn(2, 3, 2, 3, 2, 3)  # a weight varying along every other dim: 6 collapsed dims, no nd kernel
+    with pytest.raises(ValueError, match="in a layout of the one-pass forward"):
+        ns.lerp_save_diff(six, six, torch.randn(2, 1, 2, 1, 2, 1))
     with pytest.raises(TypeError, match="dtype"):
         ns.lerp_save_diff(a, a, a.double())
     h = a.half()
