@@ -38,7 +38,7 @@ import numpy as np
 from tabulate import tabulate
 
 from op_benchmark.results import Record
-from op_benchmark.stats import bootstrap_ratio_ci
+from op_benchmark.stats import bootstrap_ratio_ci, geometric_mean
 
 FASTER, SLOWER, SAME, AMBIGUOUS = "FASTER", "SLOWER", "SAME", "AMBIGUOUS"
 #: The smallest shift ever called: on an H100, consecutive runs of one build moved single rows of
@@ -179,16 +179,12 @@ def agree(first: Sequence[Comparison], second: Sequence[Comparison]) -> list[Com
             out.append(a if b is None or a.ratio is None else b)
             continue
         both = a.verdict == b.verdict
-        out.append(Comparison(a.case, a.provider, a.direction, _geomean(a.base_us, b.base_us),
-                              _geomean(a.new_us, b.new_us), _geomean(a.ratio, b.ratio),
+        out.append(Comparison(a.case, a.provider, a.direction, geometric_mean([a.base_us, b.base_us]),
+                              geometric_mean([a.new_us, b.new_us]), geometric_mean([a.ratio, b.ratio]),
                               min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high),
                               a.verdict if both else AMBIGUOUS, "" if both else f"{a.verdict} then {b.verdict}",
                               max(a.detectable_pct, b.detectable_pct), a.api))
     return out + list(again.values())  # rows only the second comparison has
-
-
-def _geomean(x: float, y: float) -> float:
-    return float(np.sqrt(x * y))
 
 
 @dataclass(frozen=True)
@@ -215,9 +211,8 @@ def summarize(comparisons: Sequence[Comparison]) -> list[GroupSummary]:
             groups.setdefault((c.api, c.provider, c.direction), []).append(c)
     out = []
     for (api, provider, direction), rows in groups.items():
-        ratios = np.asarray([c.ratio for c in rows], dtype=np.float64)
-        out.append(GroupSummary(api, provider, direction, len(rows), float(np.exp(np.mean(np.log(ratios)))),
-                                float(ratios.min()), float(ratios.max()),
+        ratios = [c.ratio for c in rows]
+        out.append(GroupSummary(api, provider, direction, len(rows), geometric_mean(ratios), min(ratios), max(ratios),
                                 sum(c.verdict == FASTER for c in rows), sum(c.verdict == SLOWER for c in rows)))
     return out
 

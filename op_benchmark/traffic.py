@@ -50,8 +50,8 @@ def default_bytes(direction: str, io: CaseIO) -> int:
 def lerp_bytes(direction: str, io: CaseIO) -> int:
     """``lerp`` backward needs x and y only for the weight's grad: dx = (1-w) g, dy = w g, dw = (y-x) g.
     Where x and y both have the output's size in a 4- or 8-byte type, the training forward can save
-    ``y - x`` exactly (ours and torch.compile's do), so the backward reads that one tensor instead of
-    both; a 2-byte ``y - x`` would add a rounding to dw, so there both are counted."""
+    ``y - x`` exactly (torch.compile's does, and ours on the GPU), so the backward reads that one tensor
+    instead of both; a 2-byte ``y - x`` would add a rounding to dw, so there both are counted."""
     if direction == "fwd":
         return default_bytes(direction, io)
     by_name = {t.name: t for t in io.inputs}

@@ -15,7 +15,6 @@ an anchor, and the geometric mean of those ceilings bounds the reachable geometr
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections import Counter
 from pathlib import Path
@@ -28,15 +27,12 @@ from tabulate import tabulate  # noqa: E402
 from op_benchmark import report  # noqa: E402
 from op_benchmark.render import case_label  # noqa: E402
 from op_benchmark.results import BenchResult, Record, read_json  # noqa: E402
+from op_benchmark.stats import geometric_mean  # noqa: E402
 
 CANDIDATE = "torch-ops"
 FAST_ANCHORS = ("torch-compile", "liger")  # the anchors the "no case below 0.95x" target names
 MIN_VS_FASTEST, GEOMEAN_VS_COMPILE, LARGE_PCT = 0.95, 1.2, 90.0
 LARGE_BYTES = 256 << 20  # bytes that must move, from which a case counts as large
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float:
@@ -84,10 +80,10 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
                                   f"{best.median_us / floor:.2f}x"]))
         if not vs_fast:
             continue
-        ceiling = geomean(ceil_compile)
+        ceiling = geometric_mean(ceil_compile) if ceil_compile else float("nan")
         summary.append([
             op, direction, str(len(vs_fast)), f"{min(vs_fast):.2f}x", f"{below}",
-            f"{geomean(vs_compile):.2f}x" if vs_compile else "n/a",
+            f"{geometric_mean(vs_compile):.2f}x" if vs_compile else "n/a",
             f"{ceiling:.2f}x" + (" (1.2x unreachable)" if ceiling < GEOMEAN_VS_COMPILE else ""),
             f"{sum(p >= LARGE_PCT for p in large)} of {len(large)}" if large else "no large case",
         ])

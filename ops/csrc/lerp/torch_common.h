@@ -118,8 +118,7 @@ inline void check_diff_args(const char* op, const at::Tensor& a, const at::Tenso
 // weight that needs a gradient and broadcasts to it (saves_diff_layout: full size, one element, or a layout
 // of the nd kernel; y - x is then exact): the backward reads dout, w, diff instead of dout, w, x, y, as
 // torch.compile's generated code does. Not on the CPU, whose backward is not bound by memory bandwidth:
-// there the diff costs the forward a pass (fwd+bwd of [2000,2000] f32, median of 40 calls interleaved
-// with the x, y path, 2 threads: w [2000,1] 10.4 ms against 5.7, a full w 6.5 against 5.7).
+// there the diff costs the forward a pass and made the training step slower (figures in d67dfab's message).
 inline bool saves_diff(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& w) {
   if (!w.has_value() || !w->requires_grad() || !x.is_cuda()) return false;
   const auto s = x.scalar_type();
