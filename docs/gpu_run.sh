@@ -25,10 +25,10 @@
 #               (a `git archive` tarball, default .ab/base.tgz: mkdir -p .ab && git archive REV | gzip >.ab/base.tgz;
 #               carry .ab to the GPU host), built side by side (BUILD_EXT narrows them), then AB_CASES (default:
 #               the norm sweeps, suites and norm-paths; suite names or case files) with --providers torch-ops on
-#               AB_DEVICE (default gpu), base first, and opbench compare base new (ab_compare.md; a slowdown does
-#               not fail the step); AB_ORDERS=2 times them again new first (ab_new2, ab_base2) and keeps only the
-#               verdicts both orders give (compare --again); AB_WORK (default /tmp/opbench_ab) holds the base tree
-#               and both builds' caches
+#               AB_DEVICE (default gpu) in AB_DIRECTIONS (default fwd,bwd), base first, and opbench compare base
+#               new (ab_compare.md; a slowdown does not fail the step); AB_ORDERS=2 times them again new first
+#               (ab_new2, ab_base2) and keeps only the verdicts both orders give (compare --again); AB_WORK
+#               (default /tmp/opbench_ab) holds the base tree and both builds' caches
 # paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz
 #               (the framework-free cores they call, <op>_<dtype>.cu, are the torch build's too), made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
@@ -196,7 +196,7 @@ step_ab() {
     tree=${run%2}
     (if [ $tree = base ]; then cd "$base"; fi
       OPBENCH_CACHE_DIR=$work/cache_$tree python -m opbench bench "${cases[@]}" --providers torch-ops \
-        --directions fwd,bwd --device "$dev" --rounds 1 --no-progress --json "$o/ab_$run.json" \
+        --directions "${AB_DIRECTIONS:-fwd,bwd}" --device "$dev" --rounds 1 --no-progress --json "$o/ab_$run.json" \
         >"$o/ab_$run.md" 2>&1)
     rc=$?
     [ "$rc" -le 1 ] && [ -s "$o/ab_$run.json" ] || { echo "ab: the $run bench failed: $o/ab_$run.md"; return 1; }

@@ -69,7 +69,10 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     # fwd, grids of 1-4 blocks an SM: every load issued before any is used (kBatched), loose elements
     "batched_odd": ((200, 3001), "f32", "f32"),
     # bwd, few long rows whose x and dy fit in L2: the split backward (split_sums + split_dx), which block_16384,
-    # spread_10000, cluster_9001 and prefetch_few_rows also take; NORM_BWD_SPLIT=0 gives them a cluster a row
+    # spread_10000, cluster_9001 and prefetch_few_rows also take; NORM_BWD_SPLIT=0 gives them a cluster a row.
+    # Rows of whole packs take 16-byte accesses (scalar with NORM_SPLIT_VEC=0)
+    "split_vec_rows": ((250, 16384), "same", "same"),  # lanes of 4-pack batches, the last one short
+    "split_vec_f32_params": ((100, 24576), "f32", "f32"),  # 2-byte rows, fp32 weight packs of 32 bytes
     "split_odd": ((85, 37791), "same", "same"),  # odd length; split_sums at 16 values a thread
     "split_f32_params": ((40, 20000), "f32", "f32"),  # split_sums at 4 values a thread
     "split_no_params": ((30, 9001), None, None),

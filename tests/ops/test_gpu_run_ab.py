@@ -55,3 +55,12 @@ def test_ab_builds_both_trees_and_compares(tmp_path):
     table = (out / "ab_compare.md").read_text()
     assert "Per API, provider and direction:" in table and "`paddle.nn.functional.rms_norm`" in table
     assert (tmp_path / "work" / "base" / "docs" / "gpu_run.sh").exists()  # the base tree was unpacked there
+    # AB_DIRECTIONS narrows the timing (the builds are cached in AB_WORK from the run above)
+    out1 = tmp_path / "out_bwd"
+    r = run_ab(out1, AB_BASE=str(tgz), AB_DEVICE="cpu", AB_CASES=str(cases), AB_WORK=str(tmp_path / "work"),
+               BUILD_EXT="norm", AB_DIRECTIONS="bwd")
+    assert r.returncode == 0, (out1 / "ab.log").read_text()
+    for run in ("base", "new"):
+        records = json.loads((out1 / f"ab_{run}.json").read_text())["records"]
+        assert {(x["provider"], x["direction"], x["status"]) for x in records} == {("torch-ops", "bwd", "ok")}
+    assert not (out1 / "ab_new2.json").exists()

@@ -223,7 +223,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 
 @pytest.mark.parametrize(
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
-             "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER"]
+             "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -235,7 +235,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     them, not a block a row at a pack a thread (NORM_FWD_SPREAD=0), or without the forward's prefetched
     parameters (NORM_FWD_PREFETCH=0) or its loads issued all at once in grids of a few blocks an SM
     (NORM_FWD_BATCH=0), few long rows on a cluster a row instead of the split backward
-    (NORM_BWD_SPLIT=0), and clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), stay
+    (NORM_BWD_SPLIT=0), clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), and the split
+    backward's scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0) stay
     correct: the GPU cases again in a fresh process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -249,7 +250,8 @@ def test_cuda_vs_torch(kind: str, norm_torch: Any, shape: tuple[int, ...], dtype
     checks.check_against_torch(norm_torch, kind, shape, dtype, "cuda")
 
 
-@pytest.mark.parametrize("shape", [(20000, 1024), (3000, 4096), (700, 5121), (40, 3000), (5, 2001), (40, 20000)])
+@pytest.mark.parametrize("shape", [(20000, 1024), (3000, 4096), (700, 5121), (40, 3000), (5, 2001), (40, 20000),
+                                   (200, 16384)])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_dw_deterministic(kind: str, norm_torch: Any, shape: tuple[int, ...]) -> None:

@@ -556,9 +556,16 @@ int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, co
 
 // The split backward (norm_split.cuh) takes the few long rows the table would give a cluster each (kBwdSpread)
 // where they are more than a small grid at kRowCS blocks a row (those make dw/db in column blocks of the same
-// launch) and x and dy together fit in kSplitL2Share of L2, so that split_dx finds them there. NORM_BWD_SPLIT=0 never
-// (read once; for experiments).
-constexpr double kSplitL2Share = 0.6;
+// launch) and x and dy together fit in kSplitL2Pct percent of L2, so that split_dx finds most of them there.
+// Of 17 calls of 32-50 MB that 100 rather than 60 moves here from clusters (H100, rows of whole packs taking
+// 16-byte accesses; docs/ops/norms-design.md), 14 ran 6-36% faster, one the same and two fp32 rms_norm ones
+// 4-6% slower. NORM_BWD_SPLIT=0 never takes it; NORM_SPLIT_L2_PCT sets the share (both read once; for
+// experiments).
+constexpr int kSplitL2Pct = 100;
+inline double split_l2_share() {
+  static const double share = opcore::env_int("NORM_SPLIT_L2_PCT", kSplitL2Pct) / 100.0;
+  return share;
+}
 constexpr int64_t kSplitBlocksPerSM = 4;  // split_sums takes the largest kPer that leaves this many blocks an SM
 inline bool split_on() {
   static const bool on = opcore::env_int("NORM_BWD_SPLIT", 1) != 0;
@@ -570,33 +577,54 @@ bool split_takes(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   const bool spread = kBwdSpread.takes((cols + V - 1) / V, rows, dev.sms);
   const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(T);
   return split_on() && spread && !small_grid(rows * kRowCS, dev) && rows <= kSplitMaxRows &&
-         bytes <= kSplitL2Share * static_cast<double>(dev.l2);
+         bytes <= split_l2_share() * static_cast<double>(dev.l2);
 }
 
-// Runs split_sums with kPer values a thread (chunks of split_chunk<kPer> columns) and split_dx.
-template <typename T, typename W, bool kCenter, int kPer>
+// Runs split_sums with kPer values a thread (chunks of split_chunk<kPer> columns) and split_dx, kV elements a
+// load.
+template <typename T, typename W, bool kCenter, int kPer, int kV>
 void launch_split(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                   int64_t rows, int cols, const Alloc& alloc, cudaStream_t stream) {
   const int chunks = (cols + split_chunk<kPer>() - 1) / split_chunk<kPer>();
   float* part = static_cast<float*>(alloc(static_cast<size_t>(rows) * chunks * 2 * sizeof(float)));
-  split_sums<T, W, kCenter, kPer><<<dim3(chunks, static_cast<unsigned>(rows)), kSplitThreads, 0, stream>>>(
+  split_sums<T, W, kCenter, kPer, kV><<<dim3(chunks, static_cast<unsigned>(rows)), kSplitThreads, 0, stream>>>(
       dy, x, w, mean, rstd, part, cols);
   const size_t coef = static_cast<size_t>(rows) * 2 * sizeof(float);
-  split_dx<T, W, kCenter><<<static_cast<unsigned>((cols + kSplitCols - 1) / kSplitCols), kSplitThreads, coef, stream>>>(
-      dy, x, w, mean, rstd, part, dx, dw, db, static_cast<int>(rows), cols, chunks);
+  const auto blocks = static_cast<unsigned>((cols + split_cols<kV>() - 1) / split_cols<kV>());
+  split_dx<T, W, kCenter, kV><<<blocks, kSplitThreads, coef, stream>>>(dy, x, w, mean, rstd, part, dx, dw, db,
+                                                                       static_cast<int>(rows), cols, chunks);
+}
+
+// Rows of whole 16-byte packs (`whole`) take 16-byte accesses where a thread's kPer values hold a pack.
+// NORM_SPLIT_VEC=0 never do (read once; for experiments).
+inline bool split_vec_on() {
+  static const bool on = opcore::env_int("NORM_SPLIT_VEC", 1) != 0;
+  return on;
+}
+template <typename T, typename W, bool kCenter, int kPer>
+void launch_split_of(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
+                     int64_t rows, int cols, bool whole, const Alloc& alloc, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  if constexpr (kPer % V == 0) {
+    if (whole && split_vec_on()) {
+      launch_split<T, W, kCenter, kPer, V>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+      return;
+    }
+  }
+  launch_split<T, W, kCenter, kPer, 1>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
 }
 
 template <typename T, typename W, bool kCenter>
 void run_split(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
-               int64_t rows, int cols, const Alloc& alloc, const DeviceInfo& dev, cudaStream_t stream) {
+               int64_t rows, int cols, bool whole, const Alloc& alloc, const DeviceInfo& dev, cudaStream_t stream) {
   const int64_t want = kSplitBlocksPerSM * dev.sms;
   auto blocks = [&](int chunk) { return (cols + chunk - 1) / chunk * rows; };
   if (blocks(split_chunk<16>()) >= want) {
-    launch_split<T, W, kCenter, 16>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+    launch_split_of<T, W, kCenter, 16>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, stream);
   } else if (blocks(split_chunk<8>()) >= want) {
-    launch_split<T, W, kCenter, 8>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+    launch_split_of<T, W, kCenter, 8>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, stream);
   } else {
-    launch_split<T, W, kCenter, 4>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
+    launch_split_of<T, W, kCenter, 4>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, stream);
   }
 }
 
@@ -616,7 +644,7 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
     const DeviceInfo dev = device_info();
     if (split_takes<T>(rows, cols, dev)) {
-      run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, alloc, dev, stream);
+      run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, !odd, alloc, dev, stream);
     } else if constexpr (sizeof(T) == 4) {
       parts = run_bwd_table<T, W, kCenter, kBwdConfigs4>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
                                                          off0, odd, dev, stream);

@@ -7,7 +7,9 @@
 //               order (the same in every block), then, by columns, dx for every row and dw/db, the column's
 //               terms added in a fixed order (row lanes, then lanes in order), written directly. Its reads of x
 //               and dy find them in L2, where split_sums has just left them: memory moves x and dy once, and dx.
-// Scalar accesses throughout (any length, any alignment): a warp reads a row's 32 consecutive elements.
+// kV: elements a thread reads at once. 1 (scalar accesses: any length, any alignment; a warp reads 32
+// consecutive elements of a row), or V = 16 / sizeof(T) where every row is whole 16-byte packs and the weight
+// is 16-byte aligned: 16-byte loads and stores, and a split_dx block takes 32 packs of columns.
 #pragma once
 
 #include "norm_device.cuh"
@@ -18,8 +20,19 @@ namespace gpu {
 constexpr int kSplitThreads = 256;                           // threads of a split_sums and of a split_dx block
 constexpr int kSplitCols = 32;                               // columns of a split_dx block: one a lane of a warp
 constexpr int kSplitLanes = kSplitThreads / kSplitCols;      // row lanes of a split_dx block (a warp each)
-constexpr int kSplitBatch = 8;                               // rows a split_dx lane loads before it uses any
+// Rows a split_dx lane loads before it uses any: 8 scalars, or 4 packs (8 held 124-162 registers, one
+// 256-thread block an SM; 4 fit two).
+template <int kV>
+__host__ __device__ constexpr int split_batch() {
+  return kV == 1 ? 8 : 4;
+}
 constexpr int kSplitMaxRows = 1024;                          // split_dx holds two floats a row in shared memory
+
+// Columns of a split_dx block: 32 lanes of kV columns.
+template <int kV>
+__host__ __device__ constexpr int split_cols() {
+  return kSplitCols * kV;
+}
 
 // Columns a split_sums block takes with kPer values a thread.
 template <int kPer>
@@ -27,37 +40,42 @@ __host__ __device__ constexpr int split_chunk() {
   return kSplitThreads * kPer;
 }
 
-// Block (chunk blockIdx.x, row blockIdx.y): thread t takes columns chunk * split_chunk + t + i * kSplitThreads,
-// i < kPer, every load (x, dy, w) issued before any is used; the block's two sums go to
-// part[(row * chunks + chunk) * 2].
-template <typename T, typename W, bool kCenter, int kPer>
+// Block (chunk blockIdx.x, row blockIdx.y): thread t takes the kV columns from chunk * split_chunk + (t + i *
+// kSplitThreads) * kV, i < kPer / kV, every load (x, dy, w) issued before any is used; the block's two sums go
+// to part[(row * chunks + chunk) * 2].
+template <typename T, typename W, bool kCenter, int kPer, int kV>
 __global__ void __launch_bounds__(kSplitThreads)
     split_sums(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
                const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ part, int cols) {
+  static_assert(kPer % kV == 0, "whole loads a thread");
+  constexpr int kN = kPer / kV;
   __shared__ float smem[2 * 32];
   const int64_t row = blockIdx.y;
-  const int c0 = static_cast<int>(blockIdx.x) * split_chunk<kPer>() + static_cast<int>(threadIdx.x);
+  const int c0 = static_cast<int>(blockIdx.x) * split_chunk<kPer>() + static_cast<int>(threadIdx.x) * kV;
   const T *xr = x + row * cols, *gr = dy + row * cols;
-  T xv[kPer], gv[kPer];
-  W wv[kPer];
+  Pack<T, kV> xv[kN], gv[kN];
+  Pack<W, kV> wv[kN];
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int c = c0 + i * kSplitThreads;
+  for (int i = 0; i < kN; ++i) {
+    const int c = c0 + i * kSplitThreads * kV;
     if (c < cols) {
-      xv[i] = xr[c];
-      gv[i] = gr[c];
-      if (w != nullptr) wv[i] = w[c];
+      xv[i] = load_pack<T, kV>(xr + c);
+      gv[i] = load_pack<T, kV>(gr + c);
+      if (w != nullptr) wv[i] = load_pack<W, kV>(w + c);
     }
   }
   const float mu = kCenter ? mean[row] : 0.f, rs = rstd[row];
   float s[2] = {0.f, 0.f};
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int c = c0 + i * kSplitThreads;
+  for (int i = 0; i < kN; ++i) {
+    const int c = c0 + i * kSplitThreads * kV;
     if (c < cols) {
-      const float g = to_f32(gv[i]) * (w != nullptr ? to_f32(wv[i]) : 1.f);
-      s[0] += g * ((to_f32(xv[i]) - mu) * rs);
-      s[1] += g;
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        const float g = gv[i].get(k) * (w != nullptr ? wv[i].get(k) : 1.f);
+        s[0] += g * ((xv[i].get(k) - mu) * rs);
+        s[1] += g;
+      }
     }
   }
   block_sum<2>(s, smem);
@@ -68,15 +86,16 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
 }
 
-// Block of kSplitCols columns x kSplitLanes row lanes: lane l (a warp) takes rows l, l + kSplitLanes, ...,
-// kSplitBatch of them loaded at once. Dynamic shared memory: 2 * rows floats (each row's c1, c2).
-template <typename T, typename W, bool kCenter>
-__global__ void __launch_bounds__(kSplitThreads)
+// Block of split_cols<kV> columns x kSplitLanes row lanes: lane l (a warp) takes rows l, l + kSplitLanes, ...,
+// split_batch of them loaded at once, kV columns a thread. Dynamic shared memory: 2 * rows floats (each row's
+// c1, c2).
+template <typename T, typename W, bool kCenter, int kV>
+__global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
     split_dx(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
              const float* __restrict__ mean, const float* __restrict__ rstd, const float* __restrict__ part,
              T* __restrict__ dx, W* __restrict__ dw, W* __restrict__ db, int rows, int cols, int chunks) {
   extern __shared__ float coef[];  // c1 of row r at coef[r], c2 at coef[rows + r]
-  __shared__ float red[kCenter ? 2 : 1][kSplitLanes][kSplitCols];
+  __shared__ float red[kCenter ? 2 : 1][kSplitLanes][split_cols<kV>()];
   const float inv_n = 1.f / static_cast<float>(cols);
   for (int r = threadIdx.x; r < rows; r += kSplitThreads) {
     const float* p = part + static_cast<int64_t>(r) * chunks * 2;
@@ -90,37 +109,53 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
   __syncthreads();
   const int tx = threadIdx.x % kSplitCols, ly = threadIdx.x / kSplitCols;
-  const int c = static_cast<int>(blockIdx.x) * kSplitCols + tx;
-  const bool in = c < cols;
-  const float wv = in && w != nullptr ? to_f32(w[c]) : 1.f;
-  float aw = 0.f, ab = 0.f;
-  for (int r0 = ly; r0 < rows; r0 += kSplitLanes * kSplitBatch) {
-    T xv[kSplitBatch], gv[kSplitBatch];
-    float mu[kSplitBatch], rs[kSplitBatch];
+  const int c = static_cast<int>(blockIdx.x) * split_cols<kV>() + tx * kV;
+  const bool in = c < cols;  // kV > 1: cols is a multiple of kV
+  float wv[kV];
+  load_param<W, kV>(in ? w : nullptr, c, 1.f, wv);
+  float aw[kV], ab[kV];
 #pragma unroll
-    for (int i = 0; i < kSplitBatch; ++i) {
+  for (int k = 0; k < kV; ++k) aw[k] = ab[k] = 0.f;
+  constexpr int kBatch = split_batch<kV>();
+  for (int r0 = ly; r0 < rows; r0 += kSplitLanes * kBatch) {
+    Pack<T, kV> xv[kBatch], gv[kBatch];
+    float mu[kBatch], rs[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
       const int64_t r = r0 + i * kSplitLanes;
       if (in && r < rows) {
-        xv[i] = x[r * cols + c];
-        gv[i] = dy[r * cols + c];
+        xv[i] = load_pack<T, kV>(x + r * cols + c);
+        gv[i] = load_pack<T, kV>(dy + r * cols + c);
         mu[i] = kCenter ? mean[r] : 0.f;
         rs[i] = rstd[r];
       }
     }
 #pragma unroll
-    for (int i = 0; i < kSplitBatch; ++i) {
+    for (int i = 0; i < kBatch; ++i) {
       const int r = r0 + i * kSplitLanes;
       if (!in || r >= rows) continue;
-      const float xh = (to_f32(xv[i]) - mu[i]) * rs[i], g = to_f32(gv[i]);
-      dx[static_cast<int64_t>(r) * cols + c] = from_f32<T>(rs[i] * (g * wv - coef[rows + r] - xh * coef[r]));
-      aw += g * xh;
-      ab += g;
+      float o[kV];
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        const float xh = (xv[i].get(k) - mu[i]) * rs[i], g = gv[i].get(k);
+        o[k] = rs[i] * (g * wv[k] - coef[rows + r] - xh * coef[r]);
+        aw[k] += g * xh;
+        ab[k] += g;
+      }
+      store_pack<T, kV>(dx + static_cast<int64_t>(r) * cols + c, pack_of<T, kV>(o));
     }
   }
-  red[0][ly][tx] = aw;
-  if constexpr (kCenter) red[1][ly][tx] = ab;
+#pragma unroll
+  for (int k = 0; k < kV; ++k) {
+    red[0][ly][tx * kV + k] = aw[k];
+    if constexpr (kCenter) red[1][ly][tx * kV + k] = ab[k];
+  }
   __syncthreads();
-  if (ly == 0 && in) put_lane_sums<kCenter>(red, tx, c, dw, db);
+  // Warp l < kV's lane tx writes column blockIdx.x * split_cols + l * kSplitCols + tx (kV == 1: warp 0, c).
+  for (int j = threadIdx.x; j < split_cols<kV>(); j += kSplitThreads) {
+    const int64_t cj = static_cast<int64_t>(blockIdx.x) * split_cols<kV>() + j;
+    if (cj < cols) put_lane_sums<kCenter>(red, j, cj, dw, db);
+  }
 }
 
 }  // namespace gpu
