@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
     if constexpr (kCenter) red[1][ly][tx * kV + k] = ab[k];
   }
   __syncthreads();
-  // Warp l < kV's lane tx writes column blockIdx.x * split_cols + l * kSplitCols + tx (kV == 1: warp 0, c).
+  // Thread j adds the lanes' sums of the block's column j (kV == 1: warp 0's lanes, column c).
   for (int j = threadIdx.x; j < split_cols<kV>(); j += kSplitThreads) {
     const int64_t cj = static_cast<int64_t>(blockIdx.x) * split_cols<kV>() + j;
     if (cj < cols) put_lane_sums<kCenter>(red, j, cj, dw, db);
