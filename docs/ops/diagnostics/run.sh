@@ -3,21 +3,22 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
-# cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads
-# norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards those paths
-# take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows whole and
-# sliced, slices summed by their last block and by a finalize launch; slower: the backwards lerp-design.md's
-# known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the backwards the cols
-# kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O, K, G] the sliced
-# cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size weight the
-# cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
-# kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and
-# the long-row norm backwards' kernels against torch.compile's; norm_small_fwd: the small norm forwards' kernels
-# against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
-# norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads, wide early
-# reads and the early reads of 2-byte layer_norm rows of whole packs; norm_fwd_shapes: the norm forward under
-# each block shape; norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without
-# col_sums, and ncu).
+# cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_split_vec
+# norm_fwd_reads norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards
+# those paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows
+# whole and sliced, slices summed by their last block and by a finalize launch; slower: the backwards
+# lerp-design.md's known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the
+# backwards the cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout
+# [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a
+# full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long
+# rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long:
+# the small and the long-row norm backwards' kernels against torch.compile's; norm_small_fwd: the small norm
+# forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and
+# without; norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with
+# the share of L2 it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched
+# parameters, batched loads, wide early reads and the early reads of 2-byte layer_norm rows of whole packs;
+# norm_fwd_shapes: the norm forward under each block shape; norm_words_slower: the cases the 2-byte packs as
+# words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
@@ -25,7 +26,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_fwd_reads norm_fwd_shapes norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -309,6 +310,42 @@ section_norm_split() {
     "$L(Tensor([193, 16384],\"float32\"), [16384], Tensor([16384],\"float32\"), Tensor([16384],\"float32\"), 1e-05, )"
     "$L(Tensor([39, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )")
   knob_ab norm_split 100 NORM_BWD_SPLIT=0 -- "${C[@]}"
+}
+
+# norms-design.md, split backward: few long rows the split backward takes (x and dy up to all of L2), as the path
+# choice takes them, with scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0) and with the share of L2 it
+# took before (NORM_SPLIT_L2_PCT=60: clusters above it), against torch.compile; and each kernel's time
+section_norm_split_vec() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm'
+  local C=(
+    "$R(Tensor([128, 65536],\"bfloat16\"), [65536], Tensor([65536],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([236, 51491],\"bfloat16\"), [51491], Tensor([51491],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([200, 40000],\"bfloat16\"), [40000], Tensor([40000],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([250, 32768],\"bfloat16\"), [32768], Tensor([32768],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([160, 65536],\"float16\"), [65536], Tensor([65536],\"float16\"), 1e-06, )"
+    "$R(Tensor([100, 65536],\"bfloat16\"), [65536], Tensor([65536],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([256, 49152],\"bfloat16\"), [49152], Tensor([49152],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([128, 32768],\"float32\"), [32768], Tensor([32768],\"float32\"), 1e-06, )"
+    "$R(Tensor([200, 30000],\"float32\"), [30000], Tensor([30000],\"float32\"), 1e-06, )"
+    "$R(Tensor([250, 20000],\"float32\"), [20000], Tensor([20000],\"float32\"), 1e-06, )"
+    "$R(Tensor([64, 65536],\"float32\"), [65536], Tensor([65536],\"float32\"), 1e-06, )"
+    "$L(Tensor([160, 65536],\"bfloat16\"), [65536], Tensor([65536],\"bfloat16\"), Tensor([65536],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([236, 51491],\"bfloat16\"), [51491], Tensor([51491],\"bfloat16\"), Tensor([51491],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([128, 65536],\"bfloat16\"), [65536], Tensor([65536],\"bfloat16\"), Tensor([65536],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([200, 30000],\"float32\"), [30000], Tensor([30000],\"float32\"), Tensor([30000],\"float32\"), 1e-05, )"
+    "$L(Tensor([240, 40000],\"float16\"), [40000], Tensor([40000],\"float16\"), Tensor([40000],\"float16\"), 1e-05, )"
+    "$L(Tensor([64, 65536],\"float32\"), [65536], Tensor([65536],\"float32\"), Tensor([65536],\"float32\"), 1e-05, )"
+    "$L(Tensor([180, 24000],\"float32\"), [24000], Tensor([24000],\"float32\"), Tensor([24000],\"float32\"), 1e-05, )"
+    "$R(Tensor([247, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), 1e-06, )"
+    "$R(Tensor([272, 8192],\"float32\"), [8192], Tensor([8192],\"float32\"), 1e-06, )"
+    "$R(Tensor([154, 20997],\"float32\"), [20997], Tensor([20997],\"float32\"), 1e-06, )"
+    "$R(Tensor([137, 6144],\"float32\"), [6144], Tensor([6144],\"float32\"), 1e-06, )"
+    "$L(Tensor([193, 16384],\"float32\"), [16384], Tensor([16384],\"float32\"), Tensor([16384],\"float32\"), 1e-05, )"
+    "$L(Tensor([39, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )"
+    "$R(Tensor([85, 37791],\"float32\"), [37791], Tensor([37791],\"float32\"), 1e-06, )"
+    "$R(Tensor([100, 20000],\"float32\"), [20000], Tensor([20000],\"float32\"), 1e-06, )"
+    "$L(Tensor([120, 16384],\"float32\"), [16384], Tensor([16384],\"float32\"), Tensor([16384],\"float32\"), 1e-05, )")
+  knob_ab norm_split_vec 100 NORM_SPLIT_VEC=0 NORM_SPLIT_L2_PCT=60 -- "${C[@]}"
 }
 
 # norms-design.md, when the forward's loads go out: the norm sweeps' forwards as the path choice takes them, without
