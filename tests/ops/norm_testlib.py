@@ -74,6 +74,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "split_vec_rows": ((250, 16384), "same", "same"),  # lanes of 4-pack batches, the last one short
     "split_vec_f32_params": ((100, 24576), "f32", "f32"),  # 2-byte rows, fp32 weight packs of 32 bytes
     "split_odd": ((85, 37791), "same", "same"),  # odd length; split_sums at 16 values a thread
+    "split_many_chunks": ((21, 48983), "same", "same"),  # 2-byte: 48 chunks a row, added by 8 lanes a row
+    "split_f32_few_blocks": ((137, 6144), "same", "same"),  # f32: 48 16-byte split_dx blocks, so scalar ones
     "split_f32_params": ((40, 20000), "f32", "f32"),  # split_sums at 4 values a thread
     "split_no_params": ((30, 9001), None, None),
     "split_bias_only": ((17, 12000), None, "same"),  # the fewest rows past a small grid of clusters (132 SMs)

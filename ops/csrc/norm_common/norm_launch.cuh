@@ -595,18 +595,31 @@ void launch_split(const T* dy, const T* x, const W* w, const float* mean, const 
                                                                        static_cast<int>(rows), cols, chunks);
 }
 
-// Rows of whole 16-byte packs (`whole`) take 16-byte accesses where a thread's kPer values hold a pack.
-// NORM_SPLIT_VEC=0 never do (read once; for experiments).
+// Rows of whole 16-byte packs (`whole`) take 16-byte accesses where a thread's kPer values hold a pack, but
+// for fp32 rows, kSplitScalarRows rows or more whose 16-byte split_dx grid (128 columns a block) would have
+// fewer than 3/4 as many blocks as SMs: their row lanes each loop over many rows, and scalar accesses' 4 times
+// the blocks ran faster (H100: rms_norm [247,12288] 28.6 against 30.1 us, [137,6144] 14.1 against 15.0;
+// layer_norm [39,12288], few rows, 11.5 against 12.0; commit b63a613's message). NORM_SPLIT_VEC=0 never take
+// them (read once; for experiments).
+constexpr int64_t kSplitScalarRows = 128;
 inline bool split_vec_on() {
   static const bool on = opcore::env_int("NORM_SPLIT_VEC", 1) != 0;
   return on;
 }
+template <typename T>
+bool split_vec_takes(int64_t rows, int cols, bool whole, const DeviceInfo& dev) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t blocks = (cols + split_cols<V>() - 1) / split_cols<V>();
+  const bool few_blocks = sizeof(T) == 4 && rows >= kSplitScalarRows && 4 * blocks < 3 * dev.sms;
+  return whole && split_vec_on() && !few_blocks;
+}
 template <typename T, typename W, bool kCenter, int kPer>
 void launch_split_of(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
-                     int64_t rows, int cols, bool whole, const Alloc& alloc, cudaStream_t stream) {
+                     int64_t rows, int cols, bool whole, const Alloc& alloc, const DeviceInfo& dev,
+                     cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
   if constexpr (kPer % V == 0) {
-    if (whole && split_vec_on()) {
+    if (split_vec_takes<T>(rows, cols, whole, dev)) {
       launch_split<T, W, kCenter, kPer, V>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, alloc, stream);
       return;
     }
@@ -620,11 +633,11 @@ void run_split(const T* dy, const T* x, const W* w, const float* mean, const flo
   const int64_t want = kSplitBlocksPerSM * dev.sms;
   auto blocks = [&](int chunk) { return (cols + chunk - 1) / chunk * rows; };
   if (blocks(split_chunk<16>()) >= want) {
-    launch_split_of<T, W, kCenter, 16>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, stream);
+    launch_split_of<T, W, kCenter, 16>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, dev, stream);
   } else if (blocks(split_chunk<8>()) >= want) {
-    launch_split_of<T, W, kCenter, 8>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, stream);
+    launch_split_of<T, W, kCenter, 8>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, dev, stream);
   } else {
-    launch_split_of<T, W, kCenter, 4>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, stream);
+    launch_split_of<T, W, kCenter, 4>(dy, x, w, mean, rstd, dx, dw, db, rows, cols, whole, alloc, dev, stream);
   }
 }
 

@@ -3,10 +3,11 @@
 //   split_sums: a block per (chunk of kSplitThreads * kPer columns, row): the chunk's sums of g * xhat and g
 //               (g = dy * w), added over the block in a fixed order, to partials [rows, chunks, 2]. Every SM
 //               works on every row: a row is no longer one cluster's, waiting on its barriers.
-//   split_dx:   a block per kSplitCols columns: first each row's two sums, its chunks' partials added in chunk
-//               order (the same in every block), then, by columns, dx for every row and dw/db, the column's
-//               terms added in a fixed order (row lanes, then lanes in order), written directly. Its reads of x
-//               and dy find them in L2, where split_sums has just left them: memory moves x and dy once, and dx.
+//   split_dx:   a block per kSplitCols columns: first each row's two sums from its chunks' partials
+//               (split_group lanes a row, in a fixed order, the same in every block), then, by columns, dx for
+//               every row and dw/db, the column's terms added in a fixed order (row lanes, then lanes in
+//               order), written directly. Its reads of x and dy find them in L2, where split_sums has just left
+//               them: memory moves x and dy once, and dx.
 // kV: elements a thread reads at once. 1 (scalar accesses: any length, any alignment; a warp reads 32
 // consecutive elements of a row), or V = 16 / sizeof(T) where every row is whole 16-byte packs and the weight
 // is 16-byte aligned: 16-byte loads and stores, and a split_dx block takes 32 packs of columns.
@@ -27,6 +28,16 @@ __host__ __device__ constexpr int split_batch() {
   return kV == 1 ? 8 : 4;
 }
 constexpr int kSplitMaxRows = 1024;                          // split_dx holds two floats a row in shared memory
+
+// Lanes of a split_dx block that add one row's chunk sums: a power of two, at most a warp, no more than the
+// chunks need, and rows enough a round to give every thread one where there are enough (1 from 129 rows on).
+// With a lane a row, split_dx took 13.3 us of `[21,48983]` f16 rms_norm's backward (48 chunks a row, added one
+// after another; docs/ops/norms-design.md).
+__device__ __forceinline__ int split_group(int rows, int chunks) {
+  int g = 1;
+  while (g < 32 && g < chunks && 2 * g * rows <= kSplitThreads) g *= 2;
+  return g;
+}
 
 // Columns of a split_dx block: 32 lanes of kV columns.
 template <int kV>
@@ -97,15 +108,30 @@ __global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
   extern __shared__ float coef[];  // c1 of row r at coef[r], c2 at coef[rows + r]
   __shared__ float red[kCenter ? 2 : 1][kSplitLanes][split_cols<kV>()];
   const float inv_n = 1.f / static_cast<float>(cols);
-  for (int r = threadIdx.x; r < rows; r += kSplitThreads) {
-    const float* p = part + static_cast<int64_t>(r) * chunks * 2;
-    float s0 = 0.f, s1 = 0.f;
-    for (int k = 0; k < chunks; ++k) {
-      s0 += p[2 * k];
-      s1 += p[2 * k + 1];
+  // Each row's two sums: a group of g lanes of a warp a row, lane i adding chunks i, i + g, ... in order, then
+  // the group's lanes in a butterfly (every lane ends with the same bits); the same order in every block.
+  const int g = split_group(rows, chunks);
+  const int lane = threadIdx.x % g, per_round = kSplitThreads / g;
+  for (int r0 = 0; r0 < rows; r0 += per_round) {  // as many rounds for every thread: the shuffles see all lanes
+    const int r = r0 + static_cast<int>(threadIdx.x) / g;
+    float2 s = make_float2(0.f, 0.f);
+    if (r < rows) {
+      const auto* p = reinterpret_cast<const float2*>(part) + static_cast<int64_t>(r) * chunks;
+#pragma unroll 4
+      for (int k = lane; k < chunks; k += g) {
+        const float2 v = p[k];
+        s.x += v.x;
+        s.y += v.y;
+      }
     }
-    coef[r] = s0 * inv_n;
-    coef[rows + r] = kCenter ? s1 * inv_n : 0.f;
+    for (int o = g / 2; o > 0; o /= 2) {
+      s.x += __shfl_xor_sync(0xffffffffu, s.x, o);
+      s.y += __shfl_xor_sync(0xffffffffu, s.y, o);
+    }
+    if (r < rows && lane == 0) {
+      coef[r] = s.x * inv_n;
+      coef[rows + r] = kCenter ? s.y * inv_n : 0.f;
+    }
   }
   __syncthreads();
   const int tx = threadIdx.x % kSplitCols, ly = threadIdx.x / kSplitCols;
