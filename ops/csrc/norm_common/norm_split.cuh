@@ -29,13 +29,17 @@ __host__ __device__ constexpr int split_batch() {
 }
 constexpr int kSplitMaxRows = 1024;                          // split_dx holds two floats a row in shared memory
 
-// Lanes of a split_dx block that add one row's chunk sums: a power of two, at most a warp, no more than the
-// chunks need, and rows enough a round to give every thread one where there are enough (1 from 129 rows on).
-// With a lane a row, split_dx took 13.3 us of `[21,48983]` f16 rms_norm's backward (48 chunks a row, added one
-// after another; docs/ops/norms-design.md).
+// Lanes of a split_dx block that add one row's chunk sums: a power of two, at most a warp, at least 4 chunks
+// a lane, rows of fewer than kSplitGroupMinChunks chunks one lane, and no more lanes than give every thread a
+// row (one lane a row from 129 rows on). With one lane a row, `[21,48983]` f16 rms_norm's 48 chunks were
+// added one after another and split_dx took 13.3 us of the backward (docs/ops/norms-design.md); 8 lanes a row
+// took it from 21.8 to 18.0 us, and 4 lanes of 16 chunks [64,65536] f32 layer_norm from 40.3 to 37.9 (H100,
+// both orders). Groups of fewer chunks a lane ran slower: 8 lanes of 22 chunks ([27,44219] bf16 layer_norm
+// 17.3 -> 18.2 us), 4 lanes of 12 ([39,12288] f32 layer_norm 11.3 -> 11.8). Figures: commit messages.
+constexpr int kSplitGroupMinChunks = 16;
 __device__ __forceinline__ int split_group(int rows, int chunks) {
   int g = 1;
-  while (g < 32 && g < chunks && 2 * g * rows <= kSplitThreads) g *= 2;
+  while (g < 32 && chunks >= kSplitGroupMinChunks && 8 * g <= chunks && 2 * g * rows <= kSplitThreads) g *= 2;
   return g;
 }
 
