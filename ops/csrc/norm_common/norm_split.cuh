@@ -35,7 +35,7 @@ constexpr int kSplitMaxRows = 1024;                          // split_dx holds t
 // added one after another and split_dx took 13.3 us of the backward (docs/ops/norms-design.md); 8 lanes a row
 // took it from 21.8 to 18.0 us, and 4 lanes of 16 chunks [64,65536] f32 layer_norm from 40.3 to 37.9 (H100,
 // both orders). Groups of fewer chunks a lane ran slower: 8 lanes of 22 chunks ([27,44219] bf16 layer_norm
-// 17.3 -> 18.2 us), 4 lanes of 12 ([39,12288] f32 layer_norm 11.3 -> 11.8). Figures: commit messages.
+// 17.3 -> 18.2 us), 4 lanes of 12 ([39,12288] f32 layer_norm 11.3 -> 11.8). Figures: commits 3ce8d57 and 1cb21aa.
 constexpr int kSplitGroupMinChunks = 16;
 __device__ __forceinline__ int split_group(int rows, int chunks) {
   int g = 1;
