@@ -591,8 +591,10 @@ void launch_split(const T* dy, const T* x, const W* w, const float* mean, const 
       dy, x, w, mean, rstd, part, cols);
   const size_t coef = static_cast<size_t>(rows) * 2 * sizeof(float);
   const auto blocks = static_cast<unsigned>((cols + split_cols<kV>() - 1) / split_cols<kV>());
-  split_dx<T, W, kCenter, kV><<<blocks, kSplitThreads, coef, stream>>>(dy, x, w, mean, rstd, part, dx, dw, db,
-                                                                       static_cast<int>(rows), cols, chunks);
+  const auto kernel = split_group(static_cast<int>(rows), chunks) > 1 ? split_dx<T, W, kCenter, kV, true>
+                                                                       : split_dx<T, W, kCenter, kV, false>;
+  kernel<<<blocks, kSplitThreads, coef, stream>>>(dy, x, w, mean, rstd, part, dx, dw, db, static_cast<int>(rows),
+                                                  cols, chunks);
 }
 
 // Rows of whole 16-byte packs (`whole`) take 16-byte accesses where a thread's kPer values hold a pack, but

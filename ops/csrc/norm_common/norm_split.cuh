@@ -37,7 +37,7 @@ constexpr int kSplitMaxRows = 1024;                          // split_dx holds t
 // both orders). Groups of fewer chunks a lane ran slower: 8 lanes of 22 chunks ([27,44219] bf16 layer_norm
 // 17.3 -> 18.2 us), 4 lanes of 12 ([39,12288] f32 layer_norm 11.3 -> 11.8). Figures: commits 3ce8d57 and 1cb21aa.
 constexpr int kSplitGroupMinChunks = 16;
-__device__ __forceinline__ int split_group(int rows, int chunks) {
+__host__ __device__ inline int split_group(int rows, int chunks) {
   int g = 1;
   while (g < 32 && chunks >= kSplitGroupMinChunks && 8 * g <= chunks && 2 * g * rows <= kSplitThreads) g *= 2;
   return g;
@@ -101,19 +101,28 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
 }
 
-// Block of split_cols<kV> columns x kSplitLanes row lanes: lane l (a warp) takes rows l, l + kSplitLanes, ...,
-// split_batch of them loaded at once, kV columns a thread. Dynamic shared memory: 2 * rows floats (each row's
-// c1, c2).
-template <typename T, typename W, bool kCenter, int kV>
-__global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
-    split_dx(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
-             const float* __restrict__ mean, const float* __restrict__ rstd, const float* __restrict__ part,
-             T* __restrict__ dx, W* __restrict__ dw, W* __restrict__ db, int rows, int cols, int chunks) {
-  extern __shared__ float coef[];  // c1 of row r at coef[r], c2 at coef[rows + r]
-  __shared__ float red[kCenter ? 2 : 1][kSplitLanes][split_cols<kV>()];
-  const float inv_n = 1.f / static_cast<float>(cols);
-  // Each row's two sums: a group of g lanes of a warp a row, lane i adding chunks i, i + g, ... in order, then
-  // the group's lanes in a butterfly (every lane ends with the same bits); the same order in every block.
+// Each row's c1 and c2 (its two sums over the row's chunks, over the row's length) into coef: a thread a
+// row, adding the chunks in order.
+template <bool kCenter>
+__device__ __forceinline__ void split_coefs(const float* __restrict__ part, int rows, int chunks, float inv_n,
+                                            float* coef) {
+  for (int r = threadIdx.x; r < rows; r += kSplitThreads) {
+    const float* p = part + static_cast<int64_t>(r) * chunks * 2;
+    float s0 = 0.f, s1 = 0.f;
+    for (int k = 0; k < chunks; ++k) {
+      s0 += p[2 * k];
+      s1 += p[2 * k + 1];
+    }
+    coef[r] = s0 * inv_n;
+    coef[rows + r] = kCenter ? s1 * inv_n : 0.f;
+  }
+}
+
+// The same by split_group lanes a row: lane i adds chunks i, i + g, ... in order, then the group's lanes add
+// theirs in a butterfly (every lane ends with the same bits); the same order in every block.
+template <bool kCenter>
+__device__ __forceinline__ void split_coefs_grouped(const float* __restrict__ part, int rows, int chunks,
+                                                    float inv_n, float* coef) {
   const int g = split_group(rows, chunks);
   const int lane = threadIdx.x % g, per_round = kSplitThreads / g;
   for (int r0 = 0; r0 < rows; r0 += per_round) {  // as many rounds for every thread: the shuffles see all lanes
@@ -136,6 +145,25 @@ __global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
       coef[r] = s.x * inv_n;
       coef[rows + r] = kCenter ? s.y * inv_n : 0.f;
     }
+  }
+}
+
+// Block of split_cols<kV> columns x kSplitLanes row lanes: lane l (a warp) takes rows l, l + kSplitLanes, ...,
+// split_batch of them loaded at once, kV columns a thread. Dynamic shared memory: 2 * rows floats (each row's
+// c1, c2), added by split_coefs_grouped where split_group gives a row more than one lane (kGrouped), else by
+// split_coefs: a kernel of its own, so the calls of one lane a row keep the code they had before groups.
+template <typename T, typename W, bool kCenter, int kV, bool kGrouped>
+__global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
+    split_dx(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
+             const float* __restrict__ mean, const float* __restrict__ rstd, const float* __restrict__ part,
+             T* __restrict__ dx, W* __restrict__ dw, W* __restrict__ db, int rows, int cols, int chunks) {
+  extern __shared__ float coef[];  // c1 of row r at coef[r], c2 at coef[rows + r]
+  __shared__ float red[kCenter ? 2 : 1][kSplitLanes][split_cols<kV>()];
+  const float inv_n = 1.f / static_cast<float>(cols);
+  if constexpr (kGrouped) {
+    split_coefs_grouped<kCenter>(part, rows, chunks, inv_n, coef);
+  } else {
+    split_coefs<kCenter>(part, rows, chunks, inv_n, coef);
   }
   __syncthreads();
   const int tx = threadIdx.x % kSplitCols, ly = threadIdx.x / kSplitCols;
