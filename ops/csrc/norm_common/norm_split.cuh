@@ -33,9 +33,10 @@ constexpr int kSplitMaxRows = 1024;                          // split_dx holds t
 // a lane, rows of fewer than kSplitGroupMinChunks chunks one lane, and no more lanes than give every thread a
 // row (one lane a row from 129 rows on). With one lane a row, `[21,48983]` f16 rms_norm's 48 chunks were
 // added one after another and split_dx took 13.3 us of the backward (docs/ops/norms-design.md); 8 lanes a row
-// took it from 21.8 to 18.0 us, and 4 lanes of 16 chunks [64,65536] f32 layer_norm from 40.3 to 37.9 (H100,
-// both orders). Groups of fewer chunks a lane ran slower: 8 lanes of 22 chunks ([27,44219] bf16 layer_norm
-// 17.3 -> 18.2 us), 4 lanes of 12 ([39,12288] f32 layer_norm 11.3 -> 11.8). Figures: commits 3ce8d57 and 1cb21aa.
+// took it from 21.9 to 18.4 us, and 4 lanes of 16 chunks [64,65536] f32 layer_norm from 40.2 to 37.6 (H100,
+// both orders). Fewer chunks a lane ran slower: 4 lanes of 12 chunks ([39,12288] f32 layer_norm 11.3 ->
+// 11.8 us), 8 of 22 ([27,44219] bf16 layer_norm 17.3 -> 18.2); 4 of 22, which this rule gives, still 5-7%
+// slower there. Figures: commits 3ce8d57, 1cb21aa and eb95a6b.
 constexpr int kSplitGroupMinChunks = 16;
 __host__ __device__ inline int split_group(int rows, int chunks) {
   int g = 1;
