@@ -5,6 +5,7 @@ every kernel path)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import norm_torch_checks as checks
@@ -42,14 +43,20 @@ def test_why_not_on_specs(kind: str) -> None:
     assert why_not(x, [8], bogus=1) == f"{kind}: got an unexpected keyword argument 'bogus'"
 
 
-def test_norm_paths_suite_is_ours(kind: str) -> None:
-    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path) is one the op takes:
-    a case it turned away would leave its path out of an A/B unnoticed."""
+SPLIT_CASES = str(Path(__file__).resolve().parents[2] / "docs" / "ops" / "diagnostics" / "norm_split_cases.txt")
+
+
+@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), (SPLIT_CASES, 10)], ids=["norm-paths", "split"])
+def test_ab_cases_are_ours(kind: str, source: str, least: int) -> None:
+    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path) and of the split
+    backward's A/B file is one the op takes: a case it turned away would leave its path out of an A/B unnoticed."""
     import ops
     from opbench.cases import resolve
 
-    cases = [c for c in resolve(["norm-paths"], device="gpu").cases if c.api == f"paddle.nn.functional.{kind}"]
-    assert len(cases) >= 14
+    res = resolve([source], device="gpu")
+    assert not res.errors, res.errors
+    cases = [c for c in res.cases if c.api == f"paddle.nn.functional.{kind}"]
+    assert len(cases) >= least
     for c in cases:
         assert ops.OPS[c.api].why_not(*c.args, **c.kwargs_dict) is None, c
 
