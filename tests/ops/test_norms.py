@@ -5,7 +5,6 @@ every kernel path)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import norm_torch_checks as checks
@@ -43,13 +42,11 @@ def test_why_not_on_specs(kind: str) -> None:
     assert why_not(x, [8], bogus=1) == f"{kind}: got an unexpected keyword argument 'bogus'"
 
 
-SPLIT_CASES = str(Path(__file__).resolve().parents[2] / "docs" / "ops" / "diagnostics" / "norm_split_cases.txt")
-
-
-@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), (SPLIT_CASES, 10)], ids=["norm-paths", "split"])
+@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), ("norm-split", 10)])
 def test_ab_cases_are_ours(kind: str, source: str, least: int) -> None:
-    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path) and of the split
-    backward's A/B file is one the op takes: a case it turned away would leave its path out of an A/B unnoticed."""
+    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path) and of norm-split
+    (the split backward's calls for an A/B of it) is one the op takes: a case it turned away would leave its
+    path out of an A/B unnoticed."""
     import ops
     from opbench.cases import resolve
 
