@@ -11,23 +11,29 @@ from norm_testlib import call_kwargs, close, grad_scale, param_dtype, reference,
 EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
 
 
-def _t(torch: Any, a: np.ndarray | None, dtype: str | None, device: str, grad: bool = True) -> Any:
+def _t(torch: Any, a: np.ndarray | None, dtype: str | None, device: str, grad: bool = True, offset: int = 0) -> Any:
+    """`a` as a tensor; `offset` > 0: a view starting that many elements into a larger tensor (off alignment)."""
     if a is None or dtype is None:
         return None
     t = torch.tensor(a, dtype=torch.float32).to(getattr(torch, dtype)).to(device)
+    if offset:
+        buf = torch.zeros(offset + t.numel(), dtype=t.dtype, device=device)
+        buf[offset:] = t.reshape(-1)
+        t = buf[offset:].view(t.shape)
     return t.requires_grad_(grad)
 
 
 def run(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str | None, dtype: str,
-        device: str) -> dict[str, Any]:
-    """Our op's y and gradients (as float64 arrays) and the float64 reference on the rounded inputs."""
+        device: str, param_offset: int = 0) -> dict[str, Any]:
+    """Our op's y and gradients (as float64 arrays) and the float64 reference on the rounded inputs; weight and
+    bias start `param_offset` elements into their storage."""
     import ops
 
     fn = getattr(ops, kind)
     x_, w_, b_, g_ = rng_arrays(shape)
     x = _t(torch, x_, dtype, device)
-    w = _t(torch, w_, param_dtype(wk, dtype), device)
-    b = _t(torch, b_, param_dtype(bk, dtype), device) if kind == "layer_norm" else None
+    w = _t(torch, w_, param_dtype(wk, dtype), device, offset=param_offset)
+    b = _t(torch, b_, param_dtype(bk, dtype), device, offset=param_offset) if kind == "layer_norm" else None
     g = _t(torch, g_, dtype, device, grad=False)
     y = fn(x, **call_kwargs(kind, w, b), epsilon=EPS[kind])
     assert y.dtype == x.dtype and y.shape == x.shape and y.device == x.device
@@ -49,8 +55,8 @@ def run(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str |
 
 
 def check_against_reference(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str | None,
-                            dtype: str, device: str) -> None:
-    r = run(torch, kind, shape, wk, bk, dtype, device)
+                            dtype: str, device: str, param_offset: int = 0) -> None:
+    r = run(torch, kind, shape, wk, bk, dtype, device, param_offset)
     for name, got in r["got"].items():
         scale = grad_scale(shape) if name in ("dw", "db") else 1.0
         close(f"{kind} {name}", got, r["want"][name], dtype, scale)

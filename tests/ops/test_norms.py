@@ -42,11 +42,11 @@ def test_why_not_on_specs(kind: str) -> None:
     assert why_not(x, [8], bogus=1) == f"{kind}: got an unexpected keyword argument 'bogus'"
 
 
-@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), ("norm-split", 10)])
+@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), ("norm-split", 10), ("norm-odd", 30)])
 def test_ab_cases_are_ours(kind: str, source: str, least: int) -> None:
-    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path) and of norm-split
-    (the split backward's calls for an A/B of it) is one the op takes: a case it turned away would leave its
-    path out of an A/B unnoticed."""
+    """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path), of norm-split
+    (the split backward's calls for an A/B of it) and of norm-odd (the odd-length calls) is one the op takes: a
+    case it turned away would leave its path out of an A/B unnoticed."""
     import ops
     from opbench.cases import resolve
 
@@ -275,6 +275,27 @@ def test_cuda_unaligned_view(kind: str, norm_torch: Any) -> None:
     assert x.data_ptr() % 16 != 0
     eps = EPS[kind]
     torch.testing.assert_close(fn(x, epsilon=eps).float(), fn(x.clone(), epsilon=eps).float(), atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("params", ["same", "f32"])
+@pytest.mark.parametrize("offset", [1, 3, 6])
+@pytest.mark.parametrize("shape", [(64, 1024), (33, 1001), (300, 5121)])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_params_off_alignment(kind: str, norm_torch: Any, shape: tuple[int, ...], offset: int, params: str,
+                                   dtype: str) -> None:
+    """Weight and bias views a few elements into their storage (rows of whole packs and of odd length, whose rows
+    start at every offset from alignment; grids of warps and blocks, early reads and column blocks): each pack's
+    parameters come from the aligned 16-byte granules around them, shifted in registers (load_shifted)."""
+    checks.check_against_reference(norm_torch, kind, shape, params, params, dtype, "cuda", param_offset=offset)
+
+
+@pytest.mark.parametrize("offset", [1, 3])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cpu_params_off_alignment(kind: str, norm_torch: Any, dtype: str, offset: int) -> None:
+    """The same views on the CPU: the op reads parameters by their data pointer, wherever it starts."""
+    checks.check_against_reference(norm_torch, kind, (6, 37), "same", "same", dtype, "cpu", param_offset=offset)
 
 
 @pytest.mark.parametrize(("what", "build", "exc", "part"), checks.BAD_INPUTS, ids=[b[0] for b in checks.BAD_INPUTS])

@@ -219,7 +219,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   // All rows of a group split alike: where a group takes several odd rows, the host makes `stride` a
   // multiple of V, so they all start at the same offset from alignment and a thread keeps its columns.
   const RowSplit<V, kOdd> sp(group, cols, off0, gi);
-  const bool whole = !kOdd || (sp.head == 0 && aligned16(w));
   const float inv_n = 1.f / static_cast<float>(cols);
   const float we = sp.has_loose() && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
   Pack<W, V> wp[kEarly ? kVecs : 1] = {};
@@ -227,7 +226,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
-      if (p < sp.packs) wp[i] = load_param_raw<W, V>(w, sp.head + p * V, whole);
+      if (p < sp.packs) wp[i] = load_param_raw<W, V, kOdd>(w, sp.head + p * V);
     }
   }
   // The weight of pack i as floats (ones where there is none).
@@ -235,7 +234,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     if constexpr (kEarly) {
       param_floats<W, V>(w, wp[i], 1.f, wv);
     } else {
-      load_param<W, V>(w, sp.head + (gi + i * kSpan) * V, 1.f, wv, whole);
+      load_param<W, V, kOdd>(w, sp.head + (gi + i * kSpan) * V, 1.f, wv);
     }
   };
   // Register sums (unused where kSmem: the compiler drops them), or shared-memory ones: pack i's sums at
@@ -326,7 +325,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
         const float xh = (xp[i].get(k) - mu) * rs;
         o[k] = rs * (gp[i].get(k) * wv[k] - c2 - xh * c1);
       }
-      store_pack<T, V>(dxr + p * V, pack_of<T, V>(o));
+      store_pack<T, V, kOdd>(dxr + p * V, pack_of<T, V>(o));
     }
     if (sp.has_loose()) dxr[sp.loose - sp.head] = from_f32<T>(rs * (ge * we - c2 - xhe * c1));
     if constexpr (kOdd) {

@@ -87,9 +87,20 @@ template <typename T, int V>
 __device__ __forceinline__ Pack<T, V> load_pack(const T* p) {
   return *reinterpret_cast<const Pack<T, V>*>(p);
 }
-template <typename T, int V>
+// kStated (the kernels of odd rows): one 16-byte store in inline PTX. As a struct copy, nvcc made the first pack
+// of odd rows four 4-byte stores (PTX of fwd_reg's kOdd kernels), though the type is 16-byte aligned; stated,
+// odd rows ran up to 13% faster (fp32 layer_norm forwards), but rows of whole packs, whose copies were single
+// stores already, up to 7% slower, and keep the copy. p is global memory the kernel never reads back, so the
+// compiler need not know what the asm writes.
+template <typename T, int V, bool kStated = false>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& v) {
-  *reinterpret_cast<Pack<T, V>*>(p) = v;
+  if constexpr (kStated && sizeof(Pack<T, V>) == 16) {
+    uint4 u;
+    memcpy(&u, &v, 16);
+    asm("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w));
+  } else {
+    *reinterpret_cast<Pack<T, V>*>(p) = v;
+  }
 }
 
 // Where one thread's values sit in a row of `cols` elements. The row is cut where its elements become
@@ -125,29 +136,39 @@ __device__ __forceinline__ void prefetch_param(const W* p, int c) {
   if (p != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + c));
 }
 
-// Reads V parameter values (weight or bias) from column c as floats, or sets all V to `fill` where p is null.
-// `whole`: p + c is 16-byte aligned (one vector load), else V scalar loads.
+// The pack of 2-byte values at p, which need only be element-aligned: the two aligned 16-byte granules that
+// hold it (the first again where p is aligned) in vector loads, then their 32-bit words shifted into place in
+// registers (two select steps of whole words, a funnel shift for an odd half word). In place of V scalar loads:
+// a row of odd length starts each pack at a column off the weight's alignment. Every granule read holds a value
+// asked for, so no read reaches a page the values do not.
 template <typename W, int V>
-__device__ __forceinline__ void load_param(const W* p, int c, float fill, float (&out)[V], bool whole = true) {
-  if (p != nullptr && whole) {
-    const Pack<W, V> pk = load_pack<W, V>(p + c);
+__device__ __forceinline__ Pack<W, V> load_shifted(const W* p) {
+  static_assert(sizeof(W) == 2 && V == 8, "a 16-byte pack of 2-byte values");
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const int m = static_cast<int>(a % 16);  // bytes off alignment
+  const uint4* g = reinterpret_cast<const uint4*>(a - m);
+  const uint4 q0 = __ldg(g), q1 = __ldg(m != 0 ? g + 1 : g);
+  const uint32_t u[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+  const int k = m / 4;
+  uint32_t t[7], r[5];
 #pragma unroll
-    for (int k = 0; k < V; ++k) out[k] = pk.get(k);
-  } else if (p != nullptr) {
+  for (int i = 0; i < 7; ++i) t[i] = k & 1 ? u[i + 1] : u[i];
 #pragma unroll
-    for (int k = 0; k < V; ++k) out[k] = to_f32(p[c + k]);
-  } else {
+  for (int i = 0; i < 5; ++i) r[i] = k & 2 ? t[i + 2] : t[i];
+  Pack<W, V> out;
 #pragma unroll
-    for (int k = 0; k < V; ++k) out[k] = fill;
-  }
+  for (int i = 0; i < 4; ++i) out.w[i] = __funnelshift_r(r[i], r[i + 1], (m & 2) * 8);  // a shift of 0 or 16
+  return out;
 }
 
-// load_param in two steps, so that the load can go out long before the values are used: the raw V values
-// from column c (nothing where p is null), then as floats (`fill` where p is null).
-template <typename W, int V>
-__device__ __forceinline__ Pack<W, V> load_param_raw(const W* p, int c, bool whole = true) {
+// The raw V parameter values (weight or bias) from column c, nothing where p is null, for a pack held in
+// registers before its values are used (param_floats). kAny: p + c may sit anywhere (V scalar loads: where
+// load_shifted's shifts took the data at the load, the next pack's loads waited for it, and small grids of odd
+// rows ran up to 1.5x slower), else it is 16-byte aligned (one vector load).
+template <typename W, int V, bool kAny = false>
+__device__ __forceinline__ Pack<W, V> load_param_raw(const W* p, int c) {
   Pack<W, V> pk{};
-  if (p != nullptr && whole) {
+  if (p != nullptr && !kAny) {
     pk = load_pack<W, V>(p + c);
   } else if (p != nullptr) {
 #pragma unroll
@@ -155,10 +176,37 @@ __device__ __forceinline__ Pack<W, V> load_param_raw(const W* p, int c, bool who
   }
   return pk;
 }
+// A pack of parameter values as floats, or `fill` where p is null.
 template <typename W, int V>
 __device__ __forceinline__ void param_floats(const W* p, const Pack<W, V>& pk, float fill, float (&out)[V]) {
 #pragma unroll
   for (int k = 0; k < V; ++k) out[k] = p != nullptr ? pk.get(k) : fill;
+}
+
+// Reads V parameter values from column c as floats, to be used at once. kAny: p + c may sit anywhere; 2-byte
+// values then come through load_shifted (two vector loads in place of V scalar ones: the large grids of odd
+// rows ran up to 14% faster), 4-byte ones in V scalar loads (shifted the same way, fp32 backwards of many
+// rows ran up to 13% slower).
+template <typename W, int V, bool kAny = false>
+__device__ __forceinline__ void load_param(const W* p, int c, float fill, float (&out)[V]) {
+  if constexpr (!kAny) {
+    if (p != nullptr) {
+      const Pack<W, V> pk = load_pack<W, V>(p + c);
+#pragma unroll
+      for (int k = 0; k < V; ++k) out[k] = pk.get(k);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) out[k] = fill;
+    }
+  } else {
+    if constexpr (sizeof(W) == 2 && V == 8) {
+      if (p != nullptr) {
+        param_floats<W, V>(p, load_shifted<W, V>(p + c), fill, out);
+        return;
+      }
+    }
+    param_floats<W, V>(p, load_param_raw<W, V, kAny>(p, c), fill, out);
+  }
 }
 
 // Sums K values over each group of kSpan consecutive lanes (a power of two up to 32) by butterfly

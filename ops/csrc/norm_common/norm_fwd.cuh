@@ -77,13 +77,12 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   Pack<W, V> wp[kBulk ? kVecs : 1] = {}, bp[kBulk && kCenter ? kVecs : 1] = {};
   W we{}, be{};
   const auto read_params = [&]() {
-    const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
       if (live && p < sp.packs) {
-        wp[i] = load_param_raw<W, V>(w, sp.head + p * V, whole);
-        if constexpr (kCenter) bp[i] = load_param_raw<W, V>(b, sp.head + p * V, whole);
+        wp[i] = load_param_raw<W, V, kOdd>(w, sp.head + p * V);
+        if constexpr (kCenter) bp[i] = load_param_raw<W, V, kOdd>(b, sp.head + p * V);
       }
     }
     if (live && sp.has_loose()) {
@@ -131,8 +130,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   }
   if constexpr (kRead == FwdRead::kBatched) read_params();
   T* yr = y + row * cols + sp.head;
-  // Whole-pack parameter loads where the parameters are aligned at this row's first pack (always: !kOdd).
-  const bool whole = !kOdd || (sp.head == 0 && aligned16(w) && aligned16(b));
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int p = gi + i * kSpan;
@@ -143,12 +140,12 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       param_floats<W, V>(w, wp[i], 1.f, wv);
       param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
     } else {
-      load_param<W, V>(w, c, 1.f, wv, whole);
-      load_param<W, V>(b, c, 0.f, bv, whole);
+      load_param<W, V, kOdd>(w, c, 1.f, wv);
+      load_param<W, V, kOdd>(b, c, 0.f, bv);
     }
 #pragma unroll
     for (int k = 0; k < V; ++k) o[k] = (v[i][k] - mu) * rs * wv[k] + bv[k];
-    store_pack<T, V>(yr + p * V, pack_of<T, V>(o));
+    store_pack<T, V, kOdd>(yr + p * V, pack_of<T, V>(o));
   }
   if (sp.has_loose()) {
     const int c = sp.loose;
