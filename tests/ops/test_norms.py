@@ -286,8 +286,9 @@ def test_cuda_unaligned_view(kind: str, norm_torch: Any) -> None:
 def test_cuda_params_off_alignment(kind: str, norm_torch: Any, shape: tuple[int, ...], offset: int, params: str,
                                    dtype: str) -> None:
     """Weight and bias views a few elements into their storage (rows of whole packs and of odd length, whose rows
-    start at every offset from alignment; grids of warps and blocks, early reads and column blocks): each pack's
-    parameters come from the aligned 16-byte granules around them, shifted in registers (load_shifted)."""
+    start at every offset from alignment; grids of warps and blocks, early reads and column blocks): 2-byte
+    parameters read as they are used come from the aligned 16-byte granules around each pack, shifted in
+    registers (load_shifted); held packs and 4-byte parameters, from scalar loads."""
     checks.check_against_reference(norm_torch, kind, shape, params, params, dtype, "cuda", param_offset=offset)
 
 
