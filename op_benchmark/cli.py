@@ -109,7 +109,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"smallest change called FASTER/SLOWER (default {DEFAULT_THRESHOLD_PCT})")
     p.add_argument("--again", nargs=2, metavar=("BASE2.json", "NEW2.json"),
                    help="the same two builds timed again in the other order (new, then base): a row's verdict "
-                        "stands only where both pairs give it")
+                        "stands only where both pairs give it, and the run-to-run spread that sets the smallest "
+                        "shift called is each build's two runs'")
     p.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
     p.add_argument("--allow-mixed-gpus", action="store_true", help="compare results of different GPU models")
     p.set_defaults(func=cmd_compare)
@@ -336,11 +337,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         check_one_gpu_model(results, args.allow_mixed_gpus)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    comparisons = compare.compare_records(results[args.base].records, results[args.new].records,
-                                          threshold_pct=args.threshold)
+    base, new = results[args.base].records, results[args.new].records
+    between = None
     if args.again:
         base2, new2 = (results[p].records for p in args.again)
-        comparisons = compare.agree(comparisons, compare.compare_records(base2, new2, threshold_pct=args.threshold))
+        between = compare.same_build_between(base, base2, new, new2)
+    comparisons = compare.compare_records(base, new, threshold_pct=args.threshold, between=between)
+    if args.again:
+        comparisons = compare.agree(comparisons, compare.compare_records(base2, new2, threshold_pct=args.threshold,
+                                                                         between=between))
     text = compare.markdown(comparisons, fail_pct=args.fail_on_slower)
     _write(args.markdown, text)
     print(text)

@@ -172,3 +172,58 @@ def test_compare_again_on_the_command_line(tmp_path, capsys):
     assert main(["compare", base, new]) == 1  # alone, the first pair calls it 10% slower
     assert main(["compare", base, new, "--again", base2, new2]) == 0
     assert "SLOWER then SAME" in capsys.readouterr().out
+
+
+def _timed_twice(shifts, seed):
+    """base, new, base2, new2 of 40 rows, each run's rows within 0.5% of their build's: new moves row i by
+    shifts[i] (a fraction)."""
+    rng = np.random.default_rng(seed)
+
+    def run(build_shifts, s):
+        out = []
+        for i, sh in enumerate(build_shifts):
+            r = rec(dist(100 * (1 + sh) * (1 + rng.normal(0, 0.005)), 0.002, n=60, seed=s + i), case=f"c{i}")
+            out.append(r)
+        return out
+
+    zeros = [0.0] * len(shifts)
+    return run(zeros, seed), run(shifts, seed + 100), run(zeros, seed + 200), run(shifts, seed + 300)
+
+
+def test_builds_timed_twice_take_the_spread_between_one_builds_runs():
+    # A change that moves 40% of the rows by 5-14% (and the rest not at all) widens log(new / base)'s spread
+    # over rows far past what two runs differ by: estimated from it, the smallest callable shift hides most
+    # of those rows. One build's two runs (base and base2, new and new2) measure run-to-run spread alone.
+    from op_benchmark.compare import same_build_between
+
+    shifts = [-0.05 - 0.09 * i / 15 for i in range(16)] + [0.0] * 24
+    base, new, base2, new2 = _timed_twice(shifts, 0)
+    spread = same_build_between(base, base2, new, new2)
+    assert spread < 0.015
+    plain = compare_records(base, new)
+    assert min(c.detectable_pct for c in plain) > 5.0  # the change's own spread sets the floor
+    sharp = {c.case: c for c in compare_records(base, new, between=spread)}
+    assert all(sharp[f"c{i}"].verdict == FASTER for i in range(16))
+    assert all(sharp[f"c{i}"].verdict == SAME for i in range(16, 40))
+    assert sum(c.verdict == FASTER for c in plain) < 16
+
+
+def test_compare_again_takes_the_same_build_spread(tmp_path, capsys):
+    # On the command line, --again gives compare each build's two runs: the rows the change moved are FASTER in
+    # both orders, where the pair alone would not call them.
+    from op_benchmark.results import BenchResult, write_json
+    from opbench.cli import main
+
+    shifts = [-0.05 - 0.09 * i / 15 for i in range(16)] + [0.0] * 24
+    runs = dict(zip(("base", "new", "base2", "new2"), _timed_twice(shifts, 7), strict=True))
+    paths = {}
+    for name, records in runs.items():
+        paths[name] = str(tmp_path / f"{name}.json")
+        write_json(BenchResult(env={}, config={}, records=records), paths[name])
+    assert main(["compare", paths["base"], paths["new"], "--markdown", str(tmp_path / "alone.md")]) == 0
+    alone = (tmp_path / "alone.md").read_text()
+    assert main(["compare", paths["base"], paths["new"], "--again", paths["base2"], paths["new2"],
+                 "--markdown", str(tmp_path / "both.md")]) == 0
+    both = (tmp_path / "both.md").read_text()
+    capsys.readouterr()
+    assert "FASTER: 16" in both and "FASTER: 16" not in alone
