@@ -186,7 +186,9 @@ __device__ __forceinline__ void param_floats(const W* p, const Pack<W, V>& pk, f
 // Reads V parameter values from column c as floats, to be used at once. kAny: p + c may sit anywhere; 2-byte
 // values then come through load_shifted (two vector loads in place of V scalar ones: the large grids of odd
 // rows ran up to 14% faster), 4-byte ones in V scalar loads (shifted the same way, fp32 backwards of many
-// rows ran up to 13% slower).
+// rows ran up to 13% slower). The aligned path is written out rather than as param_floats(load_param_raw):
+// that form compiles the kernels of whole-pack rows to other PTX than the code they were timed with (nvcc 13.0,
+// sm_90); one null check ahead of both forms does the same to the 4-byte odd-row kernels.
 template <typename W, int V, bool kAny = false>
 __device__ __forceinline__ void load_param(const W* p, int c, float fill, float (&out)[V]) {
   if constexpr (!kAny) {

@@ -124,6 +124,8 @@ __device__ __forceinline__ void split_coefs(const float* __restrict__ part, int 
 template <bool kCenter>
 __device__ __forceinline__ void split_coefs_grouped(const float* __restrict__ part, int rows, int chunks,
                                                     float inv_n, float* coef) {
+  // The host has worked g out already, to pick this kernel; it is a few integer steps, and as a kernel
+  // argument it would be code other than the one timed (figures: split_group).
   const int g = split_group(rows, chunks);
   const int lane = threadIdx.x % g, per_round = kSplitThreads / g;
   for (int r0 = 0; r0 < rows; r0 += per_round) {  // as many rounds for every thread: the shuffles see all lanes
