@@ -227,7 +227,8 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 
 @pytest.mark.parametrize(
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
-             "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC"]
+             "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
+             "NORM_FWD_STAGED"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -240,7 +241,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     parameters (NORM_FWD_PREFETCH=0) or its loads issued all at once in grids of a few blocks an SM
     (NORM_FWD_BATCH=0), few long rows on a cluster a row instead of the split backward
     (NORM_BWD_SPLIT=0), clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), and the split
-    backward's scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0) stay
+    backward's scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0), and the forward's rows in registers
+    where they would be staged in shared memory (NORM_FWD_STAGED=0) stay
     correct: the GPU cases again in a fresh process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -275,6 +277,36 @@ def test_cuda_unaligned_view(kind: str, norm_torch: Any) -> None:
     assert x.data_ptr() % 16 != 0
     eps = EPS[kind]
     torch.testing.assert_close(fn(x, epsilon=eps).float(), fn(x.clone(), epsilon=eps).float(), atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize(("shape", "dtype", "staged"), [
+    ((406, 16384), "float16", True),  # past the register kernel's 2 blocks an SM, under the staged kernel's 4
+    ((272, 12288), "float32", True),
+    ((64, 16384), "float16", False),  # a block an SM: rows in registers, parameters read early
+    ((8000, 4096), "bfloat16", False),  # many waves either way
+    ((406, 16383), "float16", False),  # odd rows are never staged
+])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_staged_forward_taken(kind: str, norm_torch: Any, shape: tuple[int, ...], dtype: str,
+                                   staged: bool) -> None:
+    """The forward stages rows in shared memory (fwd_staged) exactly where the register kernel's grid would
+    run past one wave and the staged one's would not (kernel names under the profiler; a 132-SM GPU such as
+    the H100 or H200, whose waves the cases are sized for)."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the cases are sized for the waves of a 132-SM GPU")
+    x = torch.randn(shape, device="cuda", dtype=getattr(torch, dtype))
+    w = torch.randn(shape[-1], device="cuda", dtype=x.dtype)
+    fn = getattr(ops, kind)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn(x, w, epsilon=EPS[kind])
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if "norm_core" in e.name]
+    assert names, [e.name for e in prof.events()]
+    assert any("fwd_staged" in n for n in names) == staged, names
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -211,6 +211,51 @@ __device__ __forceinline__ void load_param(const W* p, int c, float fill, float 
   }
 }
 
+// Copies `bytes` bytes (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned) by the bulk
+// copy engine (sm_90+), the load counted against mbarrier `bar`: lane l of the calling warp copies the l-th of 32
+// slices, after lane 0 has armed the barrier for all of them. Call from one whole warp; every thread then waits
+// with wait_staged. No registers hold the data on its way, so a block's occupancy is its shared memory's.
+__device__ __forceinline__ void stage_to_shared(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t b = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  const uint32_t lane = threadIdx.x % 32;
+  if (lane == 0) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+  __syncwarp();
+  const uint32_t slice = (bytes / 16 + 31) / 32 * 16, lo = min(bytes, lane * slice), hi = min(bytes, lo + slice);
+  if (hi > lo) {
+    const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst)) + lo;
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(d),
+                 "l"(static_cast<const char*>(src) + lo), "r"(hi - lo), "r"(b)
+                 : "memory");
+  }
+#else
+  __trap();  // the host stages rows on sm_90+ only
+#endif
+}
+// Makes `bar` an mbarrier for one arrival (thread 0 of the block), visible to the bulk copy engine; the block
+// must sync before any thread uses it.
+__device__ __forceinline__ void init_stage_barrier(uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t b = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+// Waits until the copies counted against `bar` (its first phase) have landed in shared memory.
+__device__ __forceinline__ void wait_staged(uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t b = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(b)
+        : "memory");
+  } while (!done);
+#endif
+}
+
 // Sums K values over each group of kSpan consecutive lanes (a power of two up to 32) by butterfly
 // shuffles; every lane of the group gets the sums.
 template <int kSpan, int K>

@@ -6,6 +6,9 @@
 //             per row), kVecs packs of V elements per thread (16 bytes) plus (kOdd) one loose element
 //             where the row is not a whole number of aligned packs (RowSplit). kRead, when the loads go
 //             out (FwdRead).
+//   fwd_staged: rows of whole aligned packs, a block per row, the row copied into shared memory by the bulk
+//             copy engine (sm_90+), then read from there for the sums and for y: occupancy set by shared
+//             memory, not by registers holding the row.
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -158,6 +161,68 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       bv = b != nullptr ? to_f32(b[c]) : 0.f;
     }
     yr[c - sp.head] = from_f32<T>((e - mu) * rs * wv + bv);
+  }
+}
+
+// A row a block of kThreads threads, its cols * sizeof(T) bytes staged in dynamic shared memory (`row`), then
+// read from there: the row sums, then y = (x - mean) * rstd * w + b with the parameters read from global memory
+// pack by pack. The host has checked that every row and parameter is whole 16-byte packs. Held to a full SM of
+// threads (32 registers; three quarters for fp32 parameters of 2-byte rows, which spilled at 32): shared memory,
+// not registers, sets how many rows an SM holds.
+template <typename T, typename W, bool kCenter, int kThreads>
+__global__ void __launch_bounds__(kThreads, (sizeof(W) > sizeof(T) ? 1536 : 2048) / kThreads)
+    fwd_staged(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
+               float* __restrict__ mean, float* __restrict__ rstd, int cols, float eps) {
+  constexpr int V = 16 / sizeof(T);
+  extern __shared__ __align__(16) unsigned char staged[];
+  __shared__ float smem[2 * 32];
+  __shared__ uint64_t bar;
+  const int64_t row = blockIdx.x;
+  const int packs = cols / V;
+  const Pack<T, V>* xs = reinterpret_cast<const Pack<T, V>*>(staged);
+  if (threadIdx.x == 0) init_stage_barrier(&bar);
+  __syncthreads();
+  if (threadIdx.x < 32) stage_to_shared(staged, x + row * cols, static_cast<uint32_t>(cols) * sizeof(T), &bar);
+  wait_staged(&bar);
+  const float inv_n = 1.f / static_cast<float>(cols);
+  float mu = 0.f;
+  if constexpr (kCenter) {
+    float s[1] = {0.f};
+#pragma unroll 4
+    for (int p = threadIdx.x; p < packs; p += kThreads) {
+      const Pack<T, V> xp = xs[p];
+#pragma unroll
+      for (int k = 0; k < V; ++k) s[0] += xp.get(k);
+    }
+    group_sum<kThreads, 1>(s, smem);
+    mu = s[0] * inv_n;
+  }
+  float q[1] = {0.f};
+#pragma unroll 4
+  for (int p = threadIdx.x; p < packs; p += kThreads) {
+    const Pack<T, V> xp = xs[p];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float d = xp.get(k) - mu;
+      q[0] += d * d;
+    }
+  }
+  group_sum<kThreads, 1>(q, smem);
+  const float rs = rsqrtf(q[0] * inv_n + eps);
+  if (threadIdx.x == 0) {
+    if constexpr (kCenter) mean[row] = mu;
+    rstd[row] = rs;
+  }
+  T* yr = y + row * cols;
+#pragma unroll 1
+  for (int p = threadIdx.x; p < packs; p += kThreads) {
+    const Pack<T, V> xp = xs[p];
+    float wv[V], bv[V], o[V];
+    load_param<W, V>(w, p * V, 1.f, wv);
+    load_param<W, V>(b, p * V, 0.f, bv);
+#pragma unroll
+    for (int k = 0; k < V; ++k) o[k] = (xp.get(k) - mu) * rs * wv[k] + bv[k];
+    store_pack<T, V>(yr + p * V, pack_of<T, V>(o));
   }
 }
 

@@ -311,6 +311,49 @@ inline bool fwd_batch_on() {
   return on;
 }
 
+// Rows of whole aligned packs whose block-a-row grid is more than the register kernel's wave (every block
+// holds its row in registers: 1-2 blocks an SM at 32-64 values a thread) take fwd_staged where its grid is all
+// resident at once (shared memory holds the rows: a 48 KB row leaves 4 blocks an SM where registers left one).
+// NORM_FWD_STAGED=0 never does (read once; for experiments).
+inline bool fwd_staged_on() {
+  static const bool on = opcore::env_int("NORM_FWD_STAGED", 1) != 0;
+  return on;
+}
+constexpr int kStagedMaxBytes = 512 * 8 * 16;  // the largest row a block of the table holds
+constexpr int kStagedBuckets = kStagedMaxBytes / 4096 + 1;
+// Blocks of kKernel resident at once with `bytes` of dynamic shared memory (rounded up to 4 KB), asked once per
+// device and size (a benign race: every writer writes the same).
+template <auto kKernel>
+int64_t staged_wave(int threads, size_t bytes, const DeviceInfo& dev) {
+  static int64_t known[kMaxDevices][kStagedBuckets] = {};
+  const int bucket = static_cast<int>((bytes + 4095) / 4096);
+  if (dev.index < kMaxDevices && known[dev.index][bucket] > 0) return known[dev.index][bucket];
+  cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStagedMaxBytes);
+  const int64_t wave = wave_of(kKernel, threads, 1, static_cast<size_t>(bucket) * 4096);
+  if (dev.index < kMaxDevices) known[dev.index][bucket] = wave;
+  return wave;
+}
+// Launches fwd_staged (blocks of the fewest of 128-512 threads at up to 4 packs a thread) where its grid of
+// `rows` blocks is all resident at once; returns whether it did.
+template <typename T, typename W, bool kCenter>
+bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
+                       float eps, const DeviceInfo& dev, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  const size_t bytes = static_cast<size_t>(cols) * sizeof(T);
+  if (bytes > kStagedMaxBytes) return false;
+  const auto go = [&](auto threads) {
+    constexpr int kThreads = decltype(threads)::value;
+    constexpr auto kernel = fwd_staged<T, W, kCenter, kThreads>;
+    if (rows > staged_wave<kernel>(kThreads, bytes, dev)) return false;
+    kernel<<<static_cast<unsigned>(rows), kThreads, bytes, stream>>>(x, w, b, y, mean, rstd, cols, eps);
+    return true;
+  };
+  const int packs = cols / V;
+  if (packs <= 128 * 4) return go(std::integral_constant<int, 128>{});
+  if (packs <= 256 * 4) return go(std::integral_constant<int, 256>{});
+  return go(std::integral_constant<int, 512>{});
+}
+
 // fwd_reg on clusters of exactly kCS blocks a row (1: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
@@ -320,6 +363,12 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
   const auto run = [&](auto kernel) {
     launch(kernel, blocks, kBlock, kCS, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
   };
+  if constexpr (kCS == 1 && kRPB == 1 && !kOdd) {
+    constexpr auto plain = fwd_reg<T, W, kCenter, kTPR, kVecs, 1, false, FwdRead::kLate>;
+    if (fwd_staged_on() && dev.clusters && blocks > resident<plain>(kBlock, 1, dev) &&
+        launch_fwd_staged<T, W, kCenter>(x, w, b, y, mean, rstd, rows, cols, eps, dev, stream))
+      return;
+  }
   if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
     if (fwd_takes_early<kTPR, kVecs>(blocks, dev, kCenter && sizeof(T) == 2 && !kOdd))
       return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kEarly>);
