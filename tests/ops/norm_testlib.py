@@ -69,9 +69,10 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     # fwd, grids of 1-4 blocks an SM: every load issued before any is used (kBatched), loose elements
     "batched_odd": ((200, 3001), "f32", "f32"),
     # fwd, more rows than the register kernel's wave but not than fwd_staged's: rows staged in shared memory
-    # (block_8192 and block_12288 take it too; NORM_FWD_STAGED=0 gives them the register kernel)
-    "staged_16384": ((406, 16384), "same", "same"),
-    "staged_f32_params": ((380, 16384), "f32", "f32"),  # 2-byte rows: 3 blocks an SM, 512 threads at 4 packs
+    # (NORM_FWD_STAGED=0 gives them the register kernel)
+    "staged_2560": ((1561, 2560), "same", "same"),  # 128-thread blocks
+    "staged_4096": ((900, 4096), "same", None),  # f32: 256-thread blocks
+    "staged_f32_params": ((1400, 2560), "f32", "f32"),  # 2-byte rows: 12 blocks an SM
     # bwd, few long rows whose x and dy fit in L2: the split backward (split_sums + split_dx), which block_16384,
     # spread_10000, cluster_9001 and prefetch_few_rows also take; NORM_BWD_SPLIT=0 gives them a cluster a row.
     # Rows of whole packs take 16-byte accesses (scalar with NORM_SPLIT_VEC=0)

@@ -280,11 +280,12 @@ def test_cuda_unaligned_view(kind: str, norm_torch: Any) -> None:
 
 
 @pytest.mark.parametrize(("shape", "dtype", "staged"), [
-    ((406, 16384), "float16", True),  # past the register kernel's 2 blocks an SM, under the staged kernel's 4
-    ((272, 12288), "float32", True),
-    ((64, 16384), "float16", False),  # a block an SM: rows in registers, parameters read early
-    ((8000, 4096), "bfloat16", False),  # many waves either way
-    ((406, 16383), "float16", False),  # odd rows are never staged
+    ((1561, 2560), "float16", True),  # past the register kernel's 9 blocks an SM, under the staged kernel's 16
+    ((900, 4096), "float32", True),  # 256-thread blocks: 6 an SM in registers, 8 staged
+    ((1000, 2560), "float16", False),  # one register wave
+    ((2500, 2560), "float16", False),  # past a staged wave too
+    ((406, 16384), "float16", False),  # rows past 1,024 packs stay in registers
+    ((1561, 2559), "float16", False),  # odd rows are never staged
 ])
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")

@@ -311,16 +311,20 @@ inline bool fwd_batch_on() {
   return on;
 }
 
-// Rows of whole aligned packs whose block-a-row grid is more than the register kernel's wave (every block
-// holds its row in registers: 1-2 blocks an SM at 32-64 values a thread) take fwd_staged where its grid is all
-// resident at once (shared memory holds the rows: a 48 KB row leaves 4 blocks an SM where registers left one).
-// NORM_FWD_STAGED=0 never does (read once; for experiments).
+// Rows of whole aligned packs, up to 1,024 packs, whose block-a-row grid is more than the register kernel's
+// wave take fwd_staged where its grid is all resident at once: shared memory, not registers, then sets the rows
+// an SM holds (2-byte rows of 2,560 at 128 threads: 16 blocks an SM staged against 9 at 53 registers). The
+// sweeps' calls it takes ran 4-11% faster (rms_norm [1561,2560] f16 11.3 -> 10.0 us, [1810,2048] bf16 10.3 ->
+// 9.5, layer_norm [1369,2560] f16 10.9 -> 10.4; H100, docs/ops/norms-design.md). Longer rows, at 512 threads,
+// ran the same or slower staged (rms_norm [406,16384] f16 15.0 -> 15.1, layer_norm [272,12288] f32 16.5 -> 17.1):
+// every block of such a grid reads its row, then writes it, so the loads of one row do not overlap the stores of
+// another as a second wave's do. NORM_FWD_STAGED=0 never stages (read once; for experiments).
 inline bool fwd_staged_on() {
   static const bool on = opcore::env_int("NORM_FWD_STAGED", 1) != 0;
   return on;
 }
-constexpr int kStagedMaxBytes = 512 * 8 * 16;  // the largest row a block of the table holds
-constexpr int kStagedBuckets = kStagedMaxBytes / 4096 + 1;
+constexpr int kStagedMaxPacks = 256 * 4;  // rows of up to 256 threads at 4 packs
+constexpr int kStagedBuckets = kStagedMaxPacks * 16 / 4096 + 1;
 // Blocks of kKernel resident at once with `bytes` of dynamic shared memory (rounded up to 4 KB), asked once per
 // device and size (a benign race: every writer writes the same).
 template <auto kKernel>
@@ -328,19 +332,20 @@ int64_t staged_wave(int threads, size_t bytes, const DeviceInfo& dev) {
   static int64_t known[kMaxDevices][kStagedBuckets] = {};
   const int bucket = static_cast<int>((bytes + 4095) / 4096);
   if (dev.index < kMaxDevices && known[dev.index][bucket] > 0) return known[dev.index][bucket];
-  cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStagedMaxBytes);
+  cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStagedMaxPacks * 16);
   const int64_t wave = wave_of(kKernel, threads, 1, static_cast<size_t>(bucket) * 4096);
   if (dev.index < kMaxDevices) known[dev.index][bucket] = wave;
   return wave;
 }
-// Launches fwd_staged (blocks of the fewest of 128-512 threads at up to 4 packs a thread) where its grid of
-// `rows` blocks is all resident at once; returns whether it did.
+// Launches fwd_staged (blocks of 128 threads, or 256 past 512 packs: up to 4 packs a thread) where the row is
+// at most kStagedMaxPacks packs and the grid of `rows` blocks is all resident at once; returns whether it did.
 template <typename T, typename W, bool kCenter>
 bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
                        float eps, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
+  const int packs = cols / V;
+  if (packs > kStagedMaxPacks) return false;
   const size_t bytes = static_cast<size_t>(cols) * sizeof(T);
-  if (bytes > kStagedMaxBytes) return false;
   const auto go = [&](auto threads) {
     constexpr int kThreads = decltype(threads)::value;
     constexpr auto kernel = fwd_staged<T, W, kCenter, kThreads>;
@@ -348,10 +353,7 @@ bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, fl
     kernel<<<static_cast<unsigned>(rows), kThreads, bytes, stream>>>(x, w, b, y, mean, rstd, cols, eps);
     return true;
   };
-  const int packs = cols / V;
-  if (packs <= 128 * 4) return go(std::integral_constant<int, 128>{});
-  if (packs <= 256 * 4) return go(std::integral_constant<int, 256>{});
-  return go(std::integral_constant<int, 512>{});
+  return packs <= 128 * 4 ? go(std::integral_constant<int, 128>{}) : go(std::integral_constant<int, 256>{});
 }
 
 // fwd_reg on clusters of exactly kCS blocks a row (1: none).
