@@ -16,8 +16,8 @@
 # forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and
 # without; norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with
 # the share of L2 it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched
-# parameters, batched loads, wide early reads and the early reads of 2-byte layer_norm rows of whole packs;
-# norm_fwd_shapes: the norm forward under each block shape; norm_words_slower: the cases the 2-byte packs as
+# parameters, batched loads, wide early reads, the early reads of 2-byte layer_norm rows of whole packs and
+# rows staged in shared memory; norm_fwd_shapes: the norm forward under each block shape; norm_words_slower: the cases the 2-byte packs as
 # words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
@@ -350,12 +350,12 @@ section_norm_split_vec() {
 
 # norms-design.md, when the forward's loads go out: the norm sweeps' forwards as the path choice takes them, without
 # prefetched parameters (NORM_FWD_PREFETCH=0), without batched loads (NORM_FWD_BATCH=0), without the 512-thread
-# blocks' early reads (NORM_FWD_EARLY_WIDE=0) and without those of 2-byte layer_norm rows of whole packs
-# (NORM_FWD_EARLY_LN2=0); ours alone, events with L2 flushed; JSON, tables, and opbench
+# blocks' early reads (NORM_FWD_EARLY_WIDE=0), without those of 2-byte layer_norm rows of whole packs
+# (NORM_FWD_EARLY_LN2=0) and with no row staged in shared memory (NORM_FWD_STAGED=0); ours alone, events with L2 flushed; JSON, tables, and opbench
 # compare of each knob-off run (base) against the default (new)
 section_norm_fwd_reads() {
   local cfg tag
-  for cfg in "" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0; do
+  for cfg in "" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0; do
     tag=norm_fwd_reads_${cfg:-default}
     tag=${tag/=/_}
     env ${cfg:+"$cfg"} python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops --directions fwd \
