@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   }
 }
 
-// A row a block of kThreads threads, its cols * sizeof(T) bytes staged in dynamic shared memory (`row`), then
+// A row a block of kThreads threads, its cols * sizeof(T) bytes staged in dynamic shared memory (`staged`), then
 // read from there: the row sums, then y = (x - mean) * rstd * w + b with the parameters read from global memory
 // pack by pack. The host has checked that every row and parameter is whole 16-byte packs. Held to a full SM of
 // threads (32 registers; three quarters for fp32 parameters of 2-byte rows, which spilled at 32): shared memory,

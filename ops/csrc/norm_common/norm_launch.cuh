@@ -323,7 +323,8 @@ inline bool fwd_staged_on() {
   static const bool on = opcore::env_int("NORM_FWD_STAGED", 1) != 0;
   return on;
 }
-constexpr int kStagedMaxPacks = 256 * 4;  // rows of up to 256 threads at 4 packs
+constexpr int kStagedMaxPacks = 256 * 4;  // rows of up to 256 threads at 4 packs: 16 KB, no opt-in past 48 KB
+static_assert(kStagedMaxPacks * 16 <= 48 * 1024, "staged rows past 48 KB need the shared-memory opt-in");
 constexpr int kStagedBuckets = kStagedMaxPacks * 16 / 4096 + 1;
 // Blocks of kKernel resident at once with `bytes` of dynamic shared memory (rounded up to 4 KB), asked once per
 // device and size (a benign race: every writer writes the same).
@@ -332,7 +333,6 @@ int64_t staged_wave(int threads, size_t bytes, const DeviceInfo& dev) {
   static int64_t known[kMaxDevices][kStagedBuckets] = {};
   const int bucket = static_cast<int>((bytes + 4095) / 4096);
   if (dev.index < kMaxDevices && known[dev.index][bucket] > 0) return known[dev.index][bucket];
-  cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStagedMaxPacks * 16);
   const int64_t wave = wave_of(kKernel, threads, 1, static_cast<size_t>(bucket) * 4096);
   if (dev.index < kMaxDevices) known[dev.index][bucket] = wave;
   return wave;
