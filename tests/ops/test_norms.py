@@ -291,9 +291,9 @@ def test_cuda_unaligned_view(kind: str, norm_torch: Any) -> None:
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_staged_forward_taken(kind: str, norm_torch: Any, shape: tuple[int, ...], dtype: str,
                                    staged: bool) -> None:
-    """The forward stages rows in shared memory (fwd_staged) exactly where the register kernel's grid would
-    run past one wave and the staged one's would not (kernel names under the profiler; a 132-SM GPU such as
-    the H100 or H200, whose waves the cases are sized for)."""
+    """The forward stages rows of whole packs, up to 1,024 packs, in shared memory (fwd_staged) exactly where the
+    register kernel's grid would run past one wave and the staged one's would not (kernel names under the
+    profiler; a 132-SM GPU such as the H100 or H200, whose waves the cases are sized for)."""
     import ops
 
     torch = norm_torch
