@@ -126,14 +126,16 @@ def _between_runs(base_by: dict, new_by: dict) -> float:
     return float(1.4826 * np.median(np.abs(a - np.median(a))))
 
 
+def _by_key(records: Sequence[Record]) -> dict:
+    """Records by (case, provider, direction)."""
+    return {r.key: r for r in records}
+
+
 def same_build_between(base: Sequence[Record], base2: Sequence[Record], new: Sequence[Record],
                        new2: Sequence[Record]) -> float:
     """What two runs of one build differ by, row to row: the larger of the robust spreads of
     ``log(base2 / base)`` and ``log(new2 / new)`` over rows (as ``_between_runs``), for builds timed twice."""
-    def by_key(records: Sequence[Record]) -> dict:
-        return {r.key: r for r in records}
-
-    return max(_between_runs(by_key(base), by_key(base2)), _between_runs(by_key(new), by_key(new2)))
+    return max(_between_runs(_by_key(base), _by_key(base2)), _between_runs(_by_key(new), _by_key(new2)))
 
 
 def _pooled(row: float, run: float, row_dof: float = 2.0) -> float:
@@ -153,8 +155,7 @@ def compare_records(base: Sequence[Record], new: Sequence[Record], *,
     """Pair records by (case, provider, direction) and compare each pair. ``between``: the run-to-run
     spread of a row's log-median where it is known (``same_build_between``), else it is estimated from
     ``log(new / base)`` over the rows."""
-    base_by = {r.key: r for r in base}
-    new_by = {r.key: r for r in new}
+    base_by, new_by = _by_key(base), _by_key(new)
     base_floor, new_floor = _run_drift(base), _run_drift(new)
     if between is None:
         between = _between_runs(base_by, new_by)

@@ -237,12 +237,15 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
 }
 
 // Blocks (clusters: their blocks) of kKernel resident at once on the current device, asked once per device.
-template <auto kKernel>
-int64_t resident(int threads, int cs, const DeviceInfo& dev) {
-  static int64_t known[kMaxDevices] = {};  // 0: not asked yet (a benign race: every writer writes the same)
-  if (dev.index < kMaxDevices && known[dev.index] > 0) return known[dev.index];
-  const int64_t wave = wave_of(kKernel, threads, cs, 0) * cs;
-  if (dev.index < kMaxDevices) known[dev.index] = wave;
+// kBuckets > 1: kernels launched with up to (kBuckets - 1) * 4 KB of dynamic shared memory, `smem` bytes this time,
+// asked once per device and size rounded up to 4 KB.
+template <auto kKernel, int kBuckets = 1>
+int64_t resident(int threads, int cs, const DeviceInfo& dev, size_t smem = 0) {
+  static int64_t known[kMaxDevices][kBuckets] = {};  // 0: not asked yet (a benign race: every writer writes the same)
+  const int bucket = static_cast<int>((smem + 4095) / 4096);
+  if (dev.index < kMaxDevices && known[dev.index][bucket] > 0) return known[dev.index][bucket];
+  const int64_t wave = wave_of(kKernel, threads, cs, static_cast<size_t>(bucket) * 4096) * cs;
+  if (dev.index < kMaxDevices) known[dev.index][bucket] = wave;
   return wave;
 }
 
@@ -326,17 +329,6 @@ inline bool fwd_staged_on() {
 constexpr int kStagedMaxPacks = 256 * 4;  // rows of up to 256 threads at 4 packs: 16 KB, no opt-in past 48 KB
 static_assert(kStagedMaxPacks * 16 <= 48 * 1024, "staged rows past 48 KB need the shared-memory opt-in");
 constexpr int kStagedBuckets = kStagedMaxPacks * 16 / 4096 + 1;
-// Blocks of kKernel resident at once with `bytes` of dynamic shared memory (rounded up to 4 KB), asked once per
-// device and size (a benign race: every writer writes the same).
-template <auto kKernel>
-int64_t staged_wave(int threads, size_t bytes, const DeviceInfo& dev) {
-  static int64_t known[kMaxDevices][kStagedBuckets] = {};
-  const int bucket = static_cast<int>((bytes + 4095) / 4096);
-  if (dev.index < kMaxDevices && known[dev.index][bucket] > 0) return known[dev.index][bucket];
-  const int64_t wave = wave_of(kKernel, threads, 1, static_cast<size_t>(bucket) * 4096);
-  if (dev.index < kMaxDevices) known[dev.index][bucket] = wave;
-  return wave;
-}
 // Launches fwd_staged (blocks of 128 threads, or 256 past 512 packs: up to 4 packs a thread) where the row is
 // at most kStagedMaxPacks packs and the grid of `rows` blocks is all resident at once; returns whether it did.
 template <typename T, typename W, bool kCenter>
@@ -349,7 +341,7 @@ bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, fl
   const auto go = [&](auto threads) {
     constexpr int kThreads = decltype(threads)::value;
     constexpr auto kernel = fwd_staged<T, W, kCenter, kThreads>;
-    if (rows > staged_wave<kernel>(kThreads, bytes, dev)) return false;
+    if (rows > resident<kernel, kStagedBuckets>(kThreads, 1, dev, bytes)) return false;
     kernel<<<static_cast<unsigned>(rows), kThreads, bytes, stream>>>(x, w, b, y, mean, rstd, cols, eps);
     return true;
   };
