@@ -3,8 +3,8 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
-# cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards
+# cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split
+# norm_split_vec norm_fwd_reads norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards
 # those paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows
 # whole and sliced, slices summed by their last block and by a finalize launch; slower: the backwards
 # lerp-design.md's known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the
@@ -12,7 +12,8 @@
 # [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a
 # full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long
 # rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long:
-# the small and the long-row norm backwards' kernels against torch.compile's; norm_small_fwd: the small norm
+# the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the 1-row norm
+# backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
 # forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and
 # without; norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with
 # the share of L2 it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched
@@ -26,7 +27,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -229,6 +230,22 @@ section_norm_small() {
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd \
     "$R(Tensor([6, 1024],\"bfloat16\"), [1024], Tensor([1024],\"bfloat16\"), 1e-06, )" \
     "$R(Tensor([47, 2159],\"bfloat16\"), [2159], Tensor([2159],\"bfloat16\"), 1e-06, )" >"$out/norm_small.log" 2>&1
+}
+
+# norms-design.md, known gaps, 1-row backwards: timed (events) as the path choice takes them (a row group and
+# col_sums blocks in one launch) and with NORM_COLS=0 (the one block writes dw itself), against torch.compile,
+# the kernels of each after the L2 flushes, then ncu of ours and Inductor's (warp states: stalls on instruction
+# fetch show there, the L2 flush having evicted the code too)
+section_norm_one_row() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=()
+  local C=("$R(Tensor([1, 768],\"bfloat16\"), [768], Tensor([768],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([1, 4096],\"bfloat16\"), [4096], Tensor([4096],\"bfloat16\"), 1e-06, )"
+    "$L(Tensor([1, 8192],\"bfloat16\"), [8192], Tensor([8192],\"bfloat16\"), Tensor([8192],\"bfloat16\"), 1e-05, )")
+  knob_ab norm_one_row 300 NORM_COLS=0 -- "${C[@]}"
+  for c in "${C[@]}"; do specs+=("$c|torch-ops|bwd" "$c|torch-compile|bwd"); done
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"bwd_reg|triton" \
+    --section SpeedOfLight --section LaunchStats --section WarpStateStats --section SourceCounters \
+    python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_one_row_ncu.log" 2>&1
 }
 
 # norms-design.md, known gaps: long-row backwards short of the targets (few long rows on the split backward,
