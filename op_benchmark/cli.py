@@ -338,14 +338,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     base, new = results[args.base].records, results[args.new].records
-    between = None
     if args.again:
         base2, new2 = (results[p].records for p in args.again)
-        between = compare.same_build_between(base, base2, new, new2)
-    comparisons = compare.compare_records(base, new, threshold_pct=args.threshold, between=between)
-    if args.again:
-        comparisons = compare.agree(comparisons, compare.compare_records(base2, new2, threshold_pct=args.threshold,
-                                                                         between=between))
+        comparisons = compare.compare_both_orders(base, new, base2, new2, threshold_pct=args.threshold)
+    else:
+        comparisons = compare.compare_records(base, new, threshold_pct=args.threshold)
     text = compare.markdown(comparisons, fail_pct=args.fail_on_slower)
     _write(args.markdown, text)
     print(text)

@@ -205,6 +205,15 @@ def agree(first: Sequence[Comparison], second: Sequence[Comparison]) -> list[Com
     return out + list(again.values())  # rows only the second comparison has
 
 
+def compare_both_orders(base: Sequence[Record], new: Sequence[Record], base2: Sequence[Record],
+                        new2: Sequence[Record], *, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> list[Comparison]:
+    """``compare --again``: both pairs compared with the run-to-run spread of each build's two runs
+    (``same_build_between``), then the verdicts they agree on (``agree``)."""
+    between = same_build_between(base, base2, new, new2)
+    return agree(compare_records(base, new, threshold_pct=threshold_pct, between=between),
+                 compare_records(base2, new2, threshold_pct=threshold_pct, between=between))
+
+
 @dataclass(frozen=True)
 class GroupSummary:
     """A change's overall effect on one API, provider and direction: the rows compared, the geometric

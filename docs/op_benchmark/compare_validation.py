@@ -26,7 +26,7 @@ from tabulate import tabulate
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from op_benchmark.compare import FASTER, SLOWER, agree, compare_records, same_build_between  # noqa: E402
+from op_benchmark.compare import FASTER, SLOWER, compare_both_orders, compare_records  # noqa: E402
 from op_benchmark.results import Record, read_json  # noqa: E402
 from op_benchmark.stats import Measurement  # noqa: E402
 
@@ -50,9 +50,7 @@ def agreed(b1: list[Record], n1: list[Record], b2: list[Record], n2: list[Record
     """compare --again's rows with a ratio, both new runs slowed by ``factor`` (the run-to-run spread, as the
     command takes it, between each build's two runs)."""
     n1, n2 = slowed(n1, factor), slowed(n2, factor)
-    between = same_build_between(b1, b2, n1, n2)
-    return [c for c in agree(compare_records(b1, n1, between=between), compare_records(b2, n2, between=between))
-            if c.ratio is not None]
+    return [c for c in compare_both_orders(b1, n1, b2, n2) if c.ratio is not None]
 
 
 def both_orders(results: list, names: list[str]) -> list[tuple]:
