@@ -5,12 +5,14 @@ every kernel path)."""
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 import norm_torch_checks as checks
 import numpy as np
 import pytest
-from knob_rerun import rerun_with_knob_off
+from knob_rerun import rerun_with_env, rerun_with_knob_off
 from norm_testlib import CPU_CASES, DTYPES, GPU_CASES, close, grad_scale, reference, rng_arrays
 
 # Both ops run on one engine (ops/csrc/norm_common), so every test runs for each of them.
@@ -246,6 +248,64 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     correct: the GPU cases again in a fresh process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
+
+
+@pytest.mark.parametrize("shape", [(128, 2), (256, 2), (512, 2)])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_bwd_shapes_forced(kind: str, shape: tuple[int, int]) -> None:
+    """The backward's block shapes at 2 packs a thread, which the fit takes only for few or many rows (or, 2-byte
+    512 x 2, never), stay correct wherever they hold the row: the GPU cases again in a fresh process with the
+    shape forced (NORM_BWD_TPR/NORM_BWD_VECS)."""
+    env = {"NORM_BWD_TPR": str(shape[0]), "NORM_BWD_VECS": str(shape[1])}
+    r = rerun_with_env(env, f"{__file__}::test_cuda_vs_float64", f"{__file__}::test_cuda_bwd_shape_taken", "-k",
+                       kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_bwd_grid_off(kind: str) -> None:
+    """Without the backward's few- and many-row table rows (NORM_BWD_GRID=0) every grid takes the first fit
+    again, and stays correct: the GPU cases and the fits again in a fresh process."""
+    r = rerun_with_env({"NORM_BWD_GRID": "0"}, f"{__file__}::test_cuda_vs_float64",
+                       f"{__file__}::test_cuda_bwd_shape_taken", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+# f16 backwards and the block shape the table's fit gives them on an H100 (132 SMs): 2 packs a thread for few
+# rows (at most a quarter of the SMs) and for many (one to 128 an SM) past half the 2-pack block's slots; 4
+# otherwise and with NORM_BWD_GRID=0.
+BWD_FITS = {(8, 2048): (128, 2), (64, 2048): (128, 4), (3000, 2048): (128, 4), (8, 4096): (256, 2),
+            (64, 4096): (128, 4), (3000, 4096): (256, 2), (20000, 4096): (128, 4), (3000, 8192): (256, 4)}
+
+
+@pytest.mark.parametrize("shape", list(BWD_FITS))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_bwd_shape_taken(kind: str, norm_torch: Any, shape: tuple[int, int]) -> None:
+    """The backward runs bwd_reg in the block shape NORM_BWD_TPR x NORM_BWD_VECS where those are set and the
+    shape holds the row (test_cuda_bwd_shapes_forced), else in the table's fit, BWD_FITS (kernel names under the
+    profiler)."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("BWD_FITS are the fits of a 132-SM GPU")
+    forced = (int(os.environ.get("NORM_BWD_TPR", "0")), int(os.environ.get("NORM_BWD_VECS", "0")))
+    fit = BWD_FITS[shape]
+    if os.environ.get("NORM_BWD_GRID", "1") == "0":
+        fit = (128, 4) if shape[1] <= 4096 else (256, 4)
+    want = forced if forced[0] * forced[1] * 8 >= shape[1] else fit
+    x = torch.randn(*shape, device="cuda", dtype=torch.float16, requires_grad=True)
+    w = torch.randn(shape[1], device="cuda", dtype=torch.float16, requires_grad=True)
+    y = getattr(ops, kind)(x, w, epsilon=EPS[kind])
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        torch.autograd.grad(y, [x, w], torch.ones_like(y))
+        torch.cuda.synchronize()
+    shapes = {(int(m[1]), int(m[2])) for e in prof.events()
+              if (m := re.search(r"bwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1,", e.name))}
+    assert shapes == {want}, [e.name for e in prof.events()]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

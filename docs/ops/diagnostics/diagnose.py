@@ -5,6 +5,7 @@
     python docs/ops/diagnostics/diagnose.py inductor
     python docs/ops/diagnostics/diagnose.py sass [PATTERN ...]
     python docs/ops/diagnostics/diagnose.py fwd-shapes OUTDIR [SUITE ...]
+    python docs/ops/diagnostics/diagnose.py bwd-shapes OUTDIR [SUITE ...]
 
 ``ncu-target`` runs each spec once inside an NVTX range ``measure`` (for ``ncu --nvtx-include``; forward
 kernels only: autograd launches backward kernels from its own thread, outside the range) and between
@@ -18,7 +19,9 @@ of every kernel of the built extension whose name contains a pattern (default: f
 the norm sweeps and named suites) whose rows fit a block, once as the path choice takes it and once per
 block shape of norm_launch.cuh's forward table (threads a row x packs a thread) that holds the row at no
 more than 8 times its packs, forced by NORM_FWD_TPR/NORM_FWD_VECS: one bench process per shape, JSON under
-OUTDIR, then a row per case (us) on stdout.
+OUTDIR, then a row per case (us) on stdout. ``bwd-shapes`` does the same for the backward (rows of up to a
+512 x 4 block, shapes of the backward table at no more than 4 times the row's packs, NORM_BWD_TPR/NORM_BWD_VECS),
+the shapes the fits take only for some grids, or none, included.
 """
 
 from __future__ import annotations
@@ -139,13 +142,20 @@ def sass(patterns: list[str]) -> None:
             print(n, re.sub(r"^_ZN9lerp_core3gpu\d+", "", name))
 
 
-# The non-cluster shapes of kFwdConfigs (threads a row, packs a thread) that fwd-shapes forces.
+# The non-cluster shapes (threads a row, packs a thread) of kFwdConfigs and kBwdConfigs that fwd-shapes and
+# bwd-shapes force, and the most packs a block's shape holds (longer rows take clusters).
 FWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 1), (128, 2), (128, 4), (256, 1), (256, 4), (512, 1), (512, 4),
               (512, 8), (512, 2)]
-BLOCK_PACKS = 4096  # the most packs a block's shape holds (512 x 8); longer rows take clusters
+BWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 4), (256, 4), (512, 4), (128, 2), (256, 2), (512, 2)]
+BLOCK_PACKS = {"fwd": 4096, "bwd": 2048}
+# A shape is timed on rows that fill more than 1/SPARE[direction] of its pack slots.
+SPARE = {"fwd": 8, "bwd": 4}
 
 
-def fwd_shapes(args: list[str]) -> None:
+def shapes(direction: str, shape_list: list[tuple[int, int]], args: list[str]) -> None:
+    """Times the norm `direction` of every case of the suites whose rows fit a block, as the path choice takes
+    it and under each block shape that holds the row (NORM_<FWD|BWD>_TPR / _VECS), one bench process a shape;
+    prints a row per case (us)."""
     import json
 
     from opbench.cases import resolve
@@ -156,20 +166,21 @@ def fwd_shapes(args: list[str]) -> None:
     for case in resolve(suites, None, device="gpu").cases:
         x = case.args[0]
         packs = -(-x.shape[-1] * (4 if x.dtype == "float32" else 2) // 16)
-        if packs <= BLOCK_PACKS:
+        if packs <= BLOCK_PACKS[direction]:
             cases.setdefault(case.to_line(), packs)
+    knob = direction.upper()
     runs = [("default", {}, list(cases))]
-    for t, v in FWD_SHAPES:
-        sel = [line for line, packs in cases.items() if packs <= t * v < 8 * packs]
+    for t, v in shape_list:
+        sel = [line for line, packs in cases.items() if packs <= t * v < SPARE[direction] * packs]
         if sel:
-            runs.append((f"{t}x{v}", {"NORM_FWD_TPR": str(t), "NORM_FWD_VECS": str(v)}, sel))
+            runs.append((f"{t}x{v}", {f"NORM_{knob}_TPR": str(t), f"NORM_{knob}_VECS": str(v)}, sel))
     times: dict[str, dict[str, float]] = {line: {} for line in cases}
     for name, env, sel in runs:
-        path = os.path.join(out, f"fwd_{name}")
+        path = os.path.join(out, f"{direction}_{name}")
         with open(path + ".txt", "w") as f:
             f.write("\n".join(sel) + "\n")
         subprocess.run([sys.executable, "-m", "opbench", "bench", path + ".txt", "--providers", "torch-ops",
-                        "--directions", "fwd", "--method", "events", "--budget", "40", "--warmup", "10",
+                        "--directions", direction, "--method", "events", "--budget", "40", "--warmup", "10",
                         "--no-progress", "--json", path + ".json"], env={**os.environ, **env},
                        stdout=subprocess.DEVNULL, check=False)
         if not os.path.exists(path + ".json"):
@@ -183,8 +194,16 @@ def fwd_shapes(args: list[str]) -> None:
         print(line, " ".join(f"{k}:{v:.1f}" for k, v in t.items()))
 
 
+def fwd_shapes(args: list[str]) -> None:
+    shapes("fwd", FWD_SHAPES, args)
+
+
+def bwd_shapes(args: list[str]) -> None:
+    shapes("bwd", BWD_SHAPES, args)
+
+
 COMMANDS = {"ncu-target": ncu_target, "timeline": timeline, "inductor": inductor, "sass": sass,
-            "fwd-shapes": fwd_shapes}
+            "fwd-shapes": fwd_shapes, "bwd-shapes": bwd_shapes}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

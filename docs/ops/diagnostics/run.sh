@@ -2,24 +2,25 @@
 # Diagnostics behind lerp-design.md (and norm_*: norms-design.md), on a CUDA host with the torch
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
-# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower
-# cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split
-# norm_split_vec norm_fwd_reads norm_fwd_shapes norm_words_slower (rows: the rows and cols kernels; tile2d, small: the backwards
-# those paths take, with them and without them, against torch.compile; tiny: the tiny backwards with short rows
-# whole and sliced, slices summed by their last block and by a finalize launch; slower: the backwards
-# lerp-design.md's known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices: the
-# backwards the cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout
-# [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a
-# full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long
-# rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long:
-# the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the 1-row norm
-# backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
-# forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and
-# without; norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with
-# the share of L2 it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched
-# parameters, batched loads, wide early reads, the early reads of 2-byte layer_norm rows of whole packs and
-# rows staged in shared memory; norm_fwd_shapes: the norm forward under each block shape; norm_words_slower: the cases the 2-byte packs as
-# words made slower, timed, with and without col_sums, and ncu).
+# Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
+# cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
+# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_words_slower (rows: the rows and cols kernels;
+# tile2d, small: the backwards those paths take, with them and without them, against torch.compile; tiny: the tiny
+# backwards with short rows whole and sliced, slices summed by their last block and by a finalize launch; slower: the
+# backwards lerp-design.md's known gaps list as running gen_r with one-element packs, kernels and ncu; cols_slices:
+# the backwards the cols kernel takes in row slices, with and without them; cols_groups: the backwards over dout [O,
+# K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with a full-size
+# weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long rows, the rows
+# kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the small and the
+# long-row norm backwards' kernels against torch.compile's; norm_one_row: the 1-row norm backwards with col_sums
+# blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm forwards' kernels against Liger's
+# and torch.compile's; norm_split: the split backward's cases with it and without; norm_split_vec: few long rows on
+# the split backward, with and without its 16-byte accesses and with the share of L2 it took before; norm_fwd_reads:
+# the norm sweeps' forwards with and without prefetched parameters, batched loads, wide early reads, the early reads
+# of 2-byte layer_norm rows of whole packs and rows staged in shared memory; norm_fwd_shapes, norm_bwd_shapes: the
+# norm forward and backward under each block shape; norm_bwd_grid: the norm backwards with and without the table's
+# rows for few and many rows; norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and
+# without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
@@ -27,7 +28,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -53,6 +54,23 @@ bwd_ab() {
     tag=${cfg:-default}
     env ${cfg:+"$cfg"} python -m opbench bench "$@" --providers torch-ops "${opts[@]}" >"$out/${name}_${tag/=/_}.md" 2>&1
   done
+}
+
+# Our DIRECTION of the SUITES (one word, space-separated) timed with events as built (NAME_default.json/.md),
+# then under each KNOB=VALUE after them (NAME_<KNOB>_<VALUE>.json/.md), each compared with the default
+# (NAME_<KNOB>_<VALUE>_compare.md).
+suite_ab() {
+  local name=$1 direction=$2 suites=$3 cfg tag
+  shift 3
+  for cfg in "" "$@"; do
+    tag=${name}_${cfg:-default}
+    tag=${tag/=/_}
+    # shellcheck disable=SC2086  # SUITES is a list of words
+    env ${cfg:+"$cfg"} python -m opbench bench $suites --providers torch-ops --directions "$direction" \
+      --method events --rounds 1 --no-progress --json "$out/$tag.json" >"$out/$tag.md" 2>&1
+    [ -n "$cfg" ] && python -m opbench compare "$out/$tag.json" "$out/${name}_default.json" >"$out/${tag}_compare.md" 2>&1
+  done
+  return 0
 }
 
 # A path switch's backwards timed (bwd_ab with no setting and each KNOB=VALUE before `--`) and profiled: the
@@ -371,15 +389,14 @@ section_norm_split_vec() {
 # (NORM_FWD_EARLY_LN2=0) and with no row staged in shared memory (NORM_FWD_STAGED=0); ours alone, events with L2 flushed; JSON, tables, and opbench
 # compare of each knob-off run (base) against the default (new)
 section_norm_fwd_reads() {
-  local cfg tag
-  for cfg in "" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0; do
-    tag=norm_fwd_reads_${cfg:-default}
-    tag=${tag/=/_}
-    env ${cfg:+"$cfg"} python -m opbench bench rms_norm-sweep layer_norm-sweep --providers torch-ops --directions fwd \
-      --method events --rounds 1 --no-progress --json "$out/$tag.json" >"$out/$tag.md" 2>&1
-    [ -n "$cfg" ] && python -m opbench compare "$out/$tag.json" "$out/norm_fwd_reads_default.json" \
-      >"$out/${tag}_compare.md" 2>&1
-  done
+  suite_ab norm_fwd_reads fwd "rms_norm-sweep layer_norm-sweep" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 \
+    NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0
+}
+
+# The norm sweeps' and named suites' backwards with and without the table's rows for few and many rows
+# (NORM_BWD_GRID=0: the first fit, 4 packs a thread, for every grid), compared.
+section_norm_bwd_grid() {
+  suite_ab norm_bwd_grid bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_GRID=0
 }
 
 # lerp-design.md, known gaps: the two backwards that run gen_r with one-element packs: each kernel after the
@@ -446,6 +463,10 @@ section_rows_wave() {
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table
 section_norm_fwd_shapes() { python $here/diagnose.py fwd-shapes "$out/fwd_shapes" >"$out/norm_fwd_shapes.log" 2>&1; }
+
+# norms-design.md, backward threads a row: every case's backward under each block shape of the table, the
+# 2-pack blocks the fits take only for few or many rows (or never) included
+section_norm_bwd_shapes() { python $here/diagnose.py bwd-shapes "$out/bwd_shapes" >"$out/norm_bwd_shapes.log" 2>&1; }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
 echo "diagnostics in $out"

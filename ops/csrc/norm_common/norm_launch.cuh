@@ -47,14 +47,20 @@ inline void check_launch(const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: ") + what + ": " + cudaGetErrorString(err));
 }
 
+// The grids a table row is for: any; few rows (at most a quarter of the SMs' count); many rows (from one an SM
+// to kManyRowsPerSM an SM) that fill more than half the row's pack slots; none (only NORM_BWD_TPR/NORM_BWD_VECS
+// select it, for timing: diagnose.py bwd-shapes).
+enum class Grid { kAny, kFew, kMany, kForced };
+constexpr int64_t kManyRowsPerSM = 128;
 struct RegConfig {
   int tpr, vecs, cs;   // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
   int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
+  Grid grid = Grid::kAny;
 };
-// Tried in order: the first that covers the row's packs. Past 4 packs a thread a warp row takes 128 threads at
-// 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the warps resident; up to 30% slower on the
-// sweeps' many-row 2-byte rows of 1,400-2,048). The last kSmallGridShapes rows only pick_fwd takes: the first
-// fits end before them.
+// Tried in order: the first that covers the row's packs and is for the grid (grid_takes). Past 4 packs a
+// thread a warp row takes 128 threads at 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the
+// warps resident; up to 30% slower on the sweeps' many-row 2-byte rows of 1,400-2,048). The last
+// kSmallGridShapes rows only pick_fwd takes: the first fits end before them.
 constexpr int kRowCS = 8;  // blocks of the tables' cluster rows (fewer where row_cluster fits them to the row)
 constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4, 1},       {128, 2, 1},
                                      {128, 4, 1},      {256, 4, 1},      {512, 4, 1},      {512, 8, 1},
@@ -68,13 +74,43 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4,
 // 4-byte rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
 // 2-byte 256 x 2 clusters run 4 blocks an SM (at most 64 registers, no spills): held to 3 they took 72-79
 // registers, a block an SM fewer than they had had at 56-66 (rms_norm f16 [1549,28967] 193 -> 238 us).
-constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
-                                      {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
-                                      {256, 1, kRowCS},    {256, 2, kRowCS, 4}, {256, 4, kRowCS, 3},
-                                      {512, 4, kRowCS, 1}};
-constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},          {32, 2, 1},          {32, 4, 1},
-                                      {128, 4, 1, 4},      {256, 4, 1, 2},      {512, 4, 1, 1},
-                                      {256, 1, kRowCS},    {256, 2, kRowCS},    {256, 4, kRowCS, 3},
+// Blocks at 2 packs a thread (shared-memory sums) come first for grids of few rows, and for many rows past 256
+// packs (2-byte rows to 512, 4-byte to 1,024): the first fit, 4 packs a thread, leaves half of each thread's
+// registers idle there. H100, the norm sweeps' and named backwards, against NORM_BWD_GRID=0: few rows 0.92-1.01x,
+// many 0.84-1.00x (2-byte layer_norm [1369, 2560] 26.9 -> 22.5 us, rms_norm [7157, 4096] 84.1 -> 77.4). Left
+// out where they measured slower: many rows of 129-256 packs (2-byte rms_norm [1810, 2048] and layer_norm
+// [1278, 1897] 1.07x), past 128 rows an SM (2-byte layer_norm [22475, 3072] 1.05x), and 2-byte rows past 512
+// packs (2-byte layer_norm at 512 x 2 spills; 1.02-1.04x). Figures in docs/ops/norms-design.md.
+// Held to 64 registers, or for 2-byte rows at 128 and 256 threads to 72 and 80, where 2-byte layer_norm spilled
+// 4-12 bytes at 64 (ptxas sm_90; odd 2-byte layer_norm rows at 128 x 2 still spill 4-12). NORM_BWD_GRID=0
+// leaves the few- and many-row rows out (read once; for experiments).
+constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},
+                                      {32, 2, 1},
+                                      {128, 2, 1, 7, Grid::kFew},
+                                      {256, 2, 1, 3, Grid::kFew},
+                                      {32, 4, 1},
+                                      {256, 2, 1, 3, Grid::kMany},
+                                      {128, 4, 1, 4},
+                                      {256, 4, 1, 2},
+                                      {512, 4, 1, 1},
+                                      {256, 1, kRowCS},
+                                      {256, 2, kRowCS, 4},
+                                      {256, 4, kRowCS, 3},
+                                      {512, 4, kRowCS, 1},
+                                      {512, 2, 1, 2, Grid::kForced}};
+constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},
+                                      {32, 2, 1},
+                                      {128, 2, 1, 8, Grid::kFew},
+                                      {256, 2, 1, 4, Grid::kFew},
+                                      {32, 4, 1},
+                                      {256, 2, 1, 4, Grid::kMany},
+                                      {512, 2, 1, 2, Grid::kMany},
+                                      {128, 4, 1, 4},
+                                      {256, 4, 1, 2},
+                                      {512, 4, 1, 1},
+                                      {256, 1, kRowCS},
+                                      {256, 2, kRowCS},
+                                      {256, 4, kRowCS, 3},
                                       {512, 4, kRowCS, 1}};
 // Rows of at least `packs` packs take a cluster each where there are fewer than rows + rows_per_sm * SMs
 // of them: the forward's few long rows, and the backward's rows past a 256-thread block while they are
@@ -133,6 +169,18 @@ int common_offset(std::initializer_list<const void*> ptrs) {
 }
 
 // Index into the config table for rows of `cols` elements on device `dev`, or -1 when none takes them.
+// Whether table row `r` takes a grid of `rows` rows of `packs` packs (NORM_BWD_GRID=0: only rows for any grid).
+inline bool grid_takes(const RegConfig& r, int64_t rows, int64_t packs, const DeviceInfo& dev) {
+  static const bool on = opcore::env_int("NORM_BWD_GRID", 1) != 0;
+  switch (r.grid) {
+    case Grid::kAny: return true;
+    case Grid::kFew: return on && rows * 4 <= dev.sms;
+    case Grid::kMany:
+      return on && rows >= dev.sms && rows < kManyRowsPerSM * dev.sms && 2 * packs > int64_t{r.tpr} * r.vecs;
+    default: return false;
+  }
+}
+
 template <int V, size_t N>
 int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp, const DeviceInfo& dev) {
   const int64_t packs = (cols + V - 1) / V;
@@ -140,7 +188,7 @@ int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& 
   const bool spread = clusters && sp.takes(packs, rows, dev.sms);
   for (size_t i = 0; i < N; ++i) {
     const RegConfig& r = table[i];
-    if ((r.cs > 1 && !clusters) || (spread && r.cs == 1)) continue;
+    if ((r.cs > 1 && !clusters) || (spread && r.cs == 1) || !grid_takes(r, rows, packs, dev)) continue;
     if (static_cast<int64_t>(r.tpr) * r.vecs * r.cs >= packs) return static_cast<int>(i);
   }
   return -1;
@@ -420,17 +468,25 @@ inline bool spread_on() {
   return on;
 }
 
+// The index of the table's row {tpr, vecs, 1} where it holds rows of `packs` packs, else -1 (tpr 0: none asked).
+template <size_t N>
+int forced_row(const RegConfig (&table)[N], int64_t packs, int tpr, int vecs) {
+  for (size_t i = 0; tpr > 0 && i < N; ++i) {
+    const RegConfig& s = table[i];
+    if (s.cs == 1 && s.tpr == tpr && s.vecs == vecs && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
 // The forward's config (index into kFwdConfigs) for the call, or -1 (fwd_loop). NORM_FWD_TPR=t and
 // NORM_FWD_VECS=v force the table's row {t, v, 1} wherever it holds the row (read once; for experiments).
 template <int V>
 int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   static const int ft = opcore::env_int("NORM_FWD_TPR", 0), fv = opcore::env_int("NORM_FWD_VECS", 0);
   const int64_t packs = (cols + V - 1) / V;
-  for (size_t i = 0; ft > 0 && i < std::size(kFwdConfigs); ++i) {
-    const RegConfig& s = kFwdConfigs[i];
-    if (s.cs == 1 && s.tpr == ft && s.vecs == fv && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
-      return static_cast<int>(i);
-  }
+  const int forced = forced_row(kFwdConfigs, packs, ft, fv);
+  if (forced >= 0) return forced;
   const int config = pick<V>(kFwdConfigs, rows, cols, fwd_spread<V>(), dev);
   if (config < 0 || !spread_on()) return config;
   const RegConfig& r = kFwdConfigs[config];
@@ -519,10 +575,11 @@ int64_t launch_bwd_reg_at(const T* dy, const T* x, const W* w, const float* mean
   if (wave[0] == 0) {
     if constexpr (kSmem) {
       constexpr size_t kMax = static_cast<size_t>(kTPR) * kVecs * V * sizeof(float) * (kCenter ? 2 : 1);
-      if (kMax > 48 * 1024) {
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
-        if constexpr (kHasEarly) cudaFuncSetAttribute(early, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
-      }
+      // Always: the static shared memory (col_sums' in the early kernel: 16 KB at 256 threads) counts
+      // against the same 48 KB default (2-byte layer_norm [1, 4096] at 256 x 2: 32 KB + 16 KB).
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
+      if constexpr (kHasEarly)
+        cudaFuncSetAttribute(early, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMax));
     }
     const size_t bytes = static_cast<size_t>(bucket) * 4096;
     wave[0] = wave_of(kernel, kBlock, kCS, bytes);
@@ -576,6 +633,15 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
   return parts;
 }
 
+// The backward's config (index into kTable) for the call, or -1 (bwd_loop). NORM_BWD_TPR=t and NORM_BWD_VECS=v
+// force the table's row {t, v, 1} wherever it holds the row (read once; for experiments).
+template <int V, size_t N>
+int pick_bwd(const RegConfig (&table)[N], int64_t rows, int64_t cols, const DeviceInfo& dev) {
+  static const int ft = opcore::env_int("NORM_BWD_TPR", 0), fv = opcore::env_int("NORM_BWD_VECS", 0);
+  const int forced = forced_row(table, (cols + V - 1) / V, ft, fv);
+  return forced >= 0 ? forced : pick<V>(table, rows, cols, kBwdSpread, dev);
+}
+
 // Picks a row of `table` for the call and runs it; returns the partial rows written, or -1 where no row
 // takes the call.
 template <typename T, typename W, bool kCenter, const auto& kTable>
@@ -583,7 +649,7 @@ int64_t run_bwd_table(const T* dy, const T* x, const W* w, const float* mean, co
                       const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0, bool odd,
                       const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
-  const int config = off0 < 0 ? -1 : pick<V>(kTable, rows, cols, kBwdSpread, dev);
+  const int config = off0 < 0 ? -1 : pick_bwd<V>(kTable, rows, cols, dev);
   int64_t parts = -1;
   if (config < 0) return parts;
   with_config<std::size(kTable)>(config, [&](auto i) {
