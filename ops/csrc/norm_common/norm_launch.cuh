@@ -168,7 +168,6 @@ int common_offset(std::initializer_list<const void*> ptrs) {
   return off / static_cast<int>(sizeof(T));
 }
 
-// Index into the config table for rows of `cols` elements on device `dev`, or -1 when none takes them.
 // Whether table row `r` takes a grid of `rows` rows of `packs` packs (NORM_BWD_GRID=0: only rows for any grid).
 inline bool grid_takes(const RegConfig& r, int64_t rows, int64_t packs, const DeviceInfo& dev) {
   static const bool on = opcore::env_int("NORM_BWD_GRID", 1) != 0;
@@ -181,6 +180,7 @@ inline bool grid_takes(const RegConfig& r, int64_t rows, int64_t packs, const De
   }
 }
 
+// Index into the config table for rows of `cols` elements on device `dev`, or -1 when none takes them.
 template <int V, size_t N>
 int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp, const DeviceInfo& dev) {
   const int64_t packs = (cols + V - 1) / V;
