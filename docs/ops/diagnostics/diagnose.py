@@ -17,7 +17,7 @@ kernel starts after the last flush (default: torch, torch-compile and torch-ops;
 of every kernel of the built extension whose name contains a pattern (default: fwd_nd fwd_bcast).
 ``fwd-shapes`` times the norm forward (torch-ops, events, L2 flushed) of every case of the suites (default:
 the norm sweeps and named suites) whose rows fit a block, once as the path choice takes it and once per
-block shape of norm_launch.cuh's forward table (threads a row x packs a thread) that holds the row at no
+block shape of norm_tables.cuh's forward table (threads a row x packs a thread) that holds the row at no
 more than 8 times its packs, forced by NORM_FWD_TPR/NORM_FWD_VECS: one bench process per shape, JSON under
 OUTDIR, then a row per case (us) on stdout. ``bwd-shapes`` does the same for the backward (rows of up to a
 512 x 4 block, shapes of the backward table at no more than 4 times the row's packs, NORM_BWD_TPR/NORM_BWD_VECS),

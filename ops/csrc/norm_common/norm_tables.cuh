@@ -1,0 +1,182 @@
+// Host side of the norm ops' CUDA core, the shape tables: the block shapes (threads a row, packs a thread,
+// blocks a row) of the forward and the backward, the grids each is for, and the fit that picks one for a call
+// (pick), with the device facts it reads, few long rows' clusters (Spread) and the cluster size fitted to a
+// row (row_cluster). norm_launch.cuh launches what they pick.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/env_knob.h"
+
+namespace norm_core {
+namespace gpu {
+
+// The grids a table row is for: any; few rows (at most a quarter of the SMs' count); many rows (from one an SM
+// to kManyRowsPerSM an SM) that fill more than half the row's pack slots; none (only NORM_BWD_TPR/NORM_BWD_VECS
+// select it, for timing: diagnose.py bwd-shapes).
+enum class Grid { kAny, kFew, kMany, kForced };
+constexpr int64_t kManyRowsPerSM = 128;
+struct RegConfig {
+  int tpr, vecs, cs;   // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
+  int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
+  Grid grid = Grid::kAny;
+};
+// Tried in order: the first that covers the row's packs and is for the grid (grid_takes). Past 4 packs a
+// thread a warp row takes 128 threads at 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the
+// warps resident; up to 30% slower on the sweeps' many-row 2-byte rows of 1,400-2,048). The last
+// kSmallGridShapes rows only pick_fwd takes: the first fits end before them.
+constexpr int kRowCS = 8;  // blocks of the tables' cluster rows (fewer where row_cluster fits them to the row)
+constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4, 1},       {128, 2, 1},
+                                     {128, 4, 1},      {256, 4, 1},      {512, 4, 1},      {512, 8, 1},
+                                     {256, 1, kRowCS}, {256, 2, kRowCS}, {256, 4, kRowCS}, {512, 4, kRowCS},
+                                     {512, 8, kRowCS}, {128, 1, 1},      {256, 1, 1},      {512, 1, 1},
+                                     {512, 2, 1}};
+// The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
+// warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
+// frees the registers a row's sums would take (up to 64 a thread) for more resident blocks, so that one
+// block's loads overlap another's sums and syncs (figures in docs/ops/norms-design.md). The tables differ for
+// 4-byte rows, whose register sums already fit 2-block clusters. Rows past a 512-thread block take clusters.
+// 2-byte 256 x 2 clusters run 4 blocks an SM (at most 64 registers, no spills): held to 3 they took 72-79
+// registers, a block an SM fewer than they had had at 56-66 (rms_norm f16 [1549,28967] 193 -> 238 us).
+// Blocks at 2 packs a thread (shared-memory sums) come first for grids of few rows, and for many rows past 256
+// packs (2-byte rows to 512, 4-byte to 1,024): the first fit, 4 packs a thread, leaves half of each thread's
+// registers idle there. H100, the norm sweeps' and named backwards, against NORM_BWD_GRID=0: few rows 0.92-1.01x,
+// many 0.84-1.00x (2-byte layer_norm [1369, 2560] 26.9 -> 22.5 us, rms_norm [7157, 4096] 84.1 -> 77.4). Left
+// out where they measured slower: many rows of 129-256 packs (2-byte rms_norm [1810, 2048] and layer_norm
+// [1278, 1897] 1.07x), past 128 rows an SM (2-byte layer_norm [22475, 3072] 1.05x), and 2-byte rows past 512
+// packs (2-byte layer_norm at 512 x 2 spills; 1.02-1.04x). Figures in docs/ops/norms-design.md.
+// Held to 64 registers, or for 2-byte rows at 128 and 256 threads to 72 and 80, where 2-byte layer_norm spilled
+// 4-12 bytes at 64 (ptxas sm_90; odd 2-byte layer_norm rows at 128 x 2 still spill 4-12). NORM_BWD_GRID=0
+// leaves the few- and many-row rows out (read once; for experiments).
+constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},
+                                      {32, 2, 1},
+                                      {128, 2, 1, 7, Grid::kFew},
+                                      {256, 2, 1, 3, Grid::kFew},
+                                      {32, 4, 1},
+                                      {256, 2, 1, 3, Grid::kMany},
+                                      {128, 4, 1, 4},
+                                      {256, 4, 1, 2},
+                                      {512, 4, 1, 1},
+                                      {256, 1, kRowCS},
+                                      {256, 2, kRowCS, 4},
+                                      {256, 4, kRowCS, 3},
+                                      {512, 4, kRowCS, 1},
+                                      {512, 2, 1, 2, Grid::kForced}};
+constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},
+                                      {32, 2, 1},
+                                      {128, 2, 1, 8, Grid::kFew},
+                                      {256, 2, 1, 4, Grid::kFew},
+                                      {32, 4, 1},
+                                      {256, 2, 1, 4, Grid::kMany},
+                                      {512, 2, 1, 2, Grid::kMany},
+                                      {128, 4, 1, 4},
+                                      {256, 4, 1, 2},
+                                      {512, 4, 1, 1},
+                                      {256, 1, kRowCS},
+                                      {256, 2, kRowCS},
+                                      {256, 4, kRowCS, 3},
+                                      {512, 4, kRowCS, 1}};
+// Rows of at least `packs` packs take a cluster each where there are fewer than rows + rows_per_sm * SMs
+// of them: the forward's few long rows, and the backward's rows past a 256-thread block while they are
+// under two waves of 512-thread blocks.
+struct Spread {
+  int64_t packs, rows, rows_per_sm;
+  // Whether `rows` rows of `row_packs` packs on a device of `sms` SMs are such rows.
+  constexpr bool takes(int64_t row_packs, int64_t n_rows, int64_t sms) const {
+    return row_packs >= packs && n_rows < rows + rows_per_sm * sms;
+  }
+};
+// The forward's few long rows take a cluster only past the largest block that holds the parameters, 512 threads
+// at 32 values (16,384 elements): such a block reads the row and the parameters at once (fwd_reg's kEarly) and
+// measured faster than a cluster of 8 (H100, 3-16 rows of 8,192-16,384: layer_norm f32 [16,8192] 7.7 -> 5.9 us,
+// bf16 [16,16384] 8.0 -> 5.9, rms_norm bf16 [3,16384] 5.9 -> 5.4; figures in docs/ops/norms-design.md).
+constexpr int kFwdSpreadCols = 512 * 32;
+template <int V>
+constexpr Spread fwd_spread() {
+  return {kFwdSpreadCols / V + 1, 32, 0};
+}
+constexpr Spread kBwdSpread{1025, 0, 2};
+constexpr int kMaxDevices = 64;         // devices whose facts and backward grid sizes are remembered
+
+struct DeviceInfo {
+  int index = 0;  // the current device
+  int sms = 0;
+  bool clusters = false;  // thread-block clusters (sm_90+)
+  int64_t l2 = 0;         // L2 cache bytes
+};
+// The current device's SM count, cluster support and L2 size, asked of the driver once per device (a benign race:
+// every writer writes the same).
+inline DeviceInfo device_info() {
+  static DeviceInfo known[kMaxDevices];
+  int dev = 0;
+  cudaGetDevice(&dev);
+  if (dev < kMaxDevices && known[dev].sms > 0) return known[dev];
+  int sms = 0, major = 0, l2 = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+  const DeviceInfo info{dev, std::max(sms, 1), major >= 9, l2};
+  if (dev < kMaxDevices) known[dev] = info;
+  return info;
+}
+
+// Whether table row `r` takes a grid of `rows` rows of `packs` packs (NORM_BWD_GRID=0: only rows for any grid).
+inline bool grid_takes(const RegConfig& r, int64_t rows, int64_t packs, const DeviceInfo& dev) {
+  static const bool on = opcore::env_int("NORM_BWD_GRID", 1) != 0;
+  switch (r.grid) {
+    case Grid::kAny: return true;
+    case Grid::kFew: return on && rows * 4 <= dev.sms;
+    case Grid::kMany:
+      return on && rows >= dev.sms && rows < kManyRowsPerSM * dev.sms && 2 * packs > int64_t{r.tpr} * r.vecs;
+    default: return false;
+  }
+}
+
+// Index into the config table for rows of `cols` elements on device `dev`, or -1 when none takes them.
+template <int V, size_t N>
+int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& sp, const DeviceInfo& dev) {
+  const int64_t packs = (cols + V - 1) / V;
+  const bool clusters = dev.clusters;
+  const bool spread = clusters && sp.takes(packs, rows, dev.sms);
+  for (size_t i = 0; i < N; ++i) {
+    const RegConfig& r = table[i];
+    if ((r.cs > 1 && !clusters) || (spread && r.cs == 1) || !grid_takes(r, rows, packs, dev)) continue;
+    if (static_cast<int64_t>(r.tpr) * r.vecs * r.cs >= packs) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Blocks a row of `packs` packs takes where the table gives it a cluster of cs_max blocks of tpr threads at
+// vecs packs a thread (1 where cs_max is 1), on a grid of `rows` rows. Where the grid at cs_max blocks a row
+// would hold more than kFitBlocksPerSM blocks an SM: the fewest blocks that hold the row, so that fewer
+// threads hold nothing and more rows are in flight at once (8 blocks of 256 threads at 2 packs filled 61% of
+// their pack slots with a row of 2,504 packs; 5 blocks hold it). Smaller grids keep cs_max: their rows are all in
+// flight anyway, and more blocks a row put its loads on more SMs (figures in docs/ops/norms-design.md). At
+// least cs_max / 2 + 1: a table row takes rows the row before it cannot hold, so the bound only matters
+// outside the table, and it keeps the kernels compiled to cs_max - cs_max / 2 sizes (with_cluster_size).
+// NORM_ROW_CLUSTER=0 always takes cs_max (read once; for experiments).
+constexpr int64_t kFitBlocksPerSM = 2;
+inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t rows, const DeviceInfo& dev) {
+  static const bool fit = opcore::env_int("NORM_ROW_CLUSTER", 1) != 0;
+  if (cs_max == 1 || !fit || rows * cs_max <= kFitBlocksPerSM * dev.sms) return cs_max;
+  const int64_t per = static_cast<int64_t>(tpr) * vecs, need = (packs + per - 1) / per;
+  return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
+}
+
+// The index of the table's row {tpr, vecs, 1} where it holds rows of `packs` packs, else -1 (tpr 0: none asked).
+template <size_t N>
+int forced_row(const RegConfig (&table)[N], int64_t packs, int tpr, int vecs) {
+  for (size_t i = 0; tpr > 0 && i < N; ++i) {
+    const RegConfig& s = table[i];
+    if (s.cs == 1 && s.tpr == tpr && s.vecs == vecs && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace gpu
+}  // namespace norm_core
