@@ -58,7 +58,7 @@ bwd_ab() {
 
 # Our DIRECTION of the SUITES (one word, space-separated) timed with events as built (NAME_default.json/.md),
 # then under each KNOB=VALUE after them (NAME_<KNOB>_<VALUE>.json/.md), each compared with the default
-# (NAME_<KNOB>_<VALUE>_compare.md).
+# (NAME_<KNOB>_<VALUE>_compare.md: the knob's run as base, so new/base is the default's time over the knob's).
 suite_ab() {
   local name=$1 direction=$2 suites=$3 cfg tag
   shift 3
