@@ -8,7 +8,8 @@
 # main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd) and its PR section
-# norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report
+# norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report; this
+#               and sweep time a device copy of each case's bytes beside it (--copy-floor, the tables' copy ceilings)
 # sweep:        the seeded sweeps (SWEEPS=lerp by default; SWEEPS="rms_norm layer_norm" for the norms) against torch, torch.compile (and
 #               Liger for the norms), each with its report; SWEEP_BUDGET ms of sampling per case (default 100); torch.compile's
 #               caches are filled first by 8 processes at once (warm_compile)
@@ -85,7 +86,7 @@ with_liger() { with_wheels liger_kernel liger_kernel; }
 step_norms() {
   with_liger &&
     python -m opbench bench rms_norm layer_norm --providers torch,torch-compile,liger,torch-ops --directions fwd,bwd \
-      --method events --json "$out/norms.json" --no-progress >"$out/norms_table.md" &&
+      --method events --copy-floor --json "$out/norms.json" --no-progress >"$out/norms_table.md" &&
     python -m opbench report "$out/norms.json" --markdown "$out/norms.md"
 }
 
@@ -114,7 +115,7 @@ step_sweep() {
     echo "sweep $op: torch.compile's caches filled in $(($(date +%s) - t0)) s"
     # a record that failed (an anchor's compile error, say) is in the JSON: the reports are made all the same
     python -m opbench bench "$op-sweep" --providers $providers --directions fwd,bwd --rounds 1 \
-      --budget "${SWEEP_BUDGET:-100}" --method events --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md"
+      --budget "${SWEEP_BUDGET:-100}" --method events --copy-floor --json "$out/sweep_$op.json" --no-progress >"$out/sweep_${op}_table.md"
     [ -s "$out/sweep_$op.json" ] && python -m opbench report "$out/sweep_$op.json" --markdown "$out/sweep_$op.md" &&
       python docs/ops/sweep_doc.py "$out/sweep_$op.json" --out "$out/sweep_${op}_doc.md" || return 1
     echo "sweep $op: done at $(($(date +%s) - t0)) s"

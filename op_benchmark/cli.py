@@ -72,6 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="CPU: threads for every framework's ops and ours, the same for all (default: the cores "
                         "this process may use)")
     p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
+    p.add_argument("--copy-floor", action="store_true",
+                   help="also time a device copy of each case's bytes beside it and keep its median on the "
+                        "records (copy_us): the least time a kernel moving those bytes as fast as a copy takes")
     p.add_argument("--json", metavar="FILE", help="write the records and the environment block as JSON")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown tables to FILE")
     p.add_argument("--wide", action="store_true",
@@ -191,7 +194,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                          rule=rule, warmup_s=args.warmup / 1e3, seed=args.seed,
                          memory_limit=args.memory_limit or _free_memory(providers, device),
                          peak_gbps=env.get("peak_bandwidth_gbps"),
-                         cpu_threads=args.threads)
+                         cpu_threads=args.threads, copy_floor=args.copy_floor)
     if config.cpu_threads is not None:
         env["cpu"]["threads"] = config.cpu_threads
     meta = config.as_dict() | {"cases": args.cases, "rounds": args.rounds}

@@ -54,6 +54,7 @@ class Record:
     pct_peak_bw: float | None = None
     tflops: float | None = None
     round_medians: list[float] | None = None  # one median per pass over the suite (``--rounds``)
+    copy_us: float | None = None  # a device copy of ``bytes`` timed beside it (``--copy-floor``; floor.py)
     host: str | None = None  # where it ran (absent in files written before these fields existed)
     gpu: str | None = None  # "<GPU name> #<ordinal>", or "cpu"
 
@@ -129,6 +130,8 @@ def merge_rounds(passes: list[list[Record]], peak_gbps: float | None = None) -> 
         rec = Record(**{f.name: getattr(group[0], f.name) for f in fields(Record)})
         rec.set_measurement(Measurement.of([s for r in group for s in r.samples_us]), peak_gbps)
         rec.round_medians = [r.median_us for r in group]
+        copies = [r.copy_us for r in group if r.copy_us]
+        rec.copy_us = Measurement.of(copies).median if copies else None
         rec.sm_clock_mhz = [c for r in group for c in (r.sm_clock_mhz or [])] or None
         rec.throttled_samples = sum(r.throttled_samples for r in group)
         rec.stop_reason = group[-1].stop_reason

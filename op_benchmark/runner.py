@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from op_benchmark import directions as directions_mod
-from op_benchmark import traffic
+from op_benchmark import floor, traffic
 from op_benchmark.render import case_label
 from op_benchmark.results import Record
 from op_benchmark.stats import Measurement
@@ -58,6 +58,9 @@ class BenchConfig:
     # same for all, so no provider is compared on more cores than another. None: available_cores() where
     # the config is made (a Ray actor gets the driver's count); always None on the GPU.
     cpu_threads: int | None = None
+    # Sample a device copy of each case's bytes beside its providers and keep its median on their
+    # records (``copy_us``): the floor the ops' tables of record bound their targets with (floor.py).
+    copy_floor: bool = False
 
     def __post_init__(self) -> None:
         self.cpu_threads = (self.cpu_threads or available_cores()) if self.device == "cpu" else None
@@ -67,7 +70,7 @@ class BenchConfig:
                 "method": effective_method(self.method, self.device), "min_samples": self.rule.min_samples,
                 "criteria": [repr(c) for c in self.rule.criteria], "warmup_s": self.warmup_s,
                 "seed": self.seed, "release_memory": self.release_memory, "placement_seed": self.placement_seed,
-                "cpu_threads": self.cpu_threads}
+                "cpu_threads": self.cpu_threads, "copy_floor": self.copy_floor}
 
 
 def _framework(provider: str) -> str:
@@ -111,6 +114,7 @@ class _Active:
     clocks: list[int] = field(default_factory=list)
     throttled: int = 0
     keep: list[Any] = field(default_factory=list)  # tensors and graphs the sampler needs alive
+    reference: bool = False  # the copy floor: sampled like a provider, kept on their records, never emitted
 
 
 class Runner:
@@ -207,6 +211,10 @@ class Runner:
                 a = self._prepare(case, p, direction, values, placed)
                 if a is not None:
                     active.append(a)
+            if cfg.copy_floor and active:
+                ref = self._copy_reference(case, direction, active)
+                if ref is not None:
+                    active.append(ref)
             self._sample(active)
         return values
 
@@ -241,6 +249,24 @@ class Runner:
                 _release([provider_name], cfg.device, freeze=False)
             return None
         return _Active(rec, sampler, keep=[call, timed])
+
+    def _copy_reference(self, case: Case, direction: str, active: list[_Active]) -> _Active | None:
+        """The copy floor's sampler for this case and direction (floor.py), on the first provider's backend;
+        None where no record knows its bytes or the copy cannot be set up (it is a reference, not a result)."""
+        nbytes = max((a.record.bytes or 0 for a in active), default=0)
+        if not nbytes:
+            return None
+        backend = active[0].keep[0].backend
+        try:
+            fn = floor.copy_call(backend, nbytes)
+            self._warm_up(backend, fn)
+            sampler = make_timer(backend, self.config.method).bind(fn)
+            for _ in range(2):
+                sampler()
+        except Exception:  # noqa: BLE001 - out of memory for the copy's buffers: the case runs without it
+            return None
+        rec = self._record(case, "copy", direction, bytes=nbytes)
+        return _Active(rec, sampler, keep=[fn], reference=True)
 
     def _warm_up(self, backend: Any, fn: Callable[[], Any]) -> None:
         """First call (JIT builds, autotuning) untimed, then calls until ``warmup_s`` and 3 calls."""
@@ -278,8 +304,14 @@ class Runner:
                         pending.remove(a)
         finally:
             # Runs on Ctrl-C too: a provider with samples keeps them (stop_reason says it was cut).
+            ref = next((a for a in active if a.reference), None)
+            copy_us = Measurement.of(ref.state.samples_us).median if ref and ref.state.samples_us else None
             for a in active:
                 rec = a.record
+                if a.reference:
+                    a.keep.clear()
+                    continue
+                rec.copy_us = copy_us
                 if rec.status == "ok" and a.state.samples_us:
                     rec.set_measurement(Measurement.of(a.state.samples_us), cfg.peak_gbps)
                     rec.stop_reason = rec.stop_reason or "interrupted"

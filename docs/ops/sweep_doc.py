@@ -9,7 +9,10 @@ The targets, per direction, for the candidate (``torch-ops``): no case below 0.9
 :data:`LARGE_BYTES` must move) at at least 90% of the measured copy bandwidth. Each target gets its physical
 bound: a case cannot take less than the bytes that must move at the copy bandwidth, nor less than the fastest
 call of the run (one launch, L2 flushed); so no kernel can be more than ``anchor time / that floor`` faster than
-an anchor, and the geometric mean of those ceilings bounds the reachable geometric mean.
+an anchor, and the geometric mean of those ceilings bounds the reachable geometric mean. Where the run timed
+a device copy of each case's bytes beside it (``opbench bench --copy-floor``: ``copy_us``), a second, tighter
+ceiling takes that copy as the floor: what a kernel moving its bytes no faster than the device's own copy
+could reach.
 """
 
 from __future__ import annotations
@@ -41,6 +44,20 @@ def floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float:
     return max(move_us, launch_us)
 
 
+def copy_floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float | None:
+    """The least time a kernel moving this case's bytes no faster than a device copy could take (the copy
+    timed beside it, never below :func:`floor_us`); None where the run did not time the copy."""
+    return max(rec.copy_us, floor_us(rec, peak_gbps, launch_us)) if rec.copy_us else None
+
+
+def ceiling_cell(ratios: list[float]) -> str:
+    """A ceiling of the geometric mean, marked where it is below the target."""
+    if not ratios:
+        return "n/a"
+    ceiling = geometric_mean(ratios)
+    return f"{ceiling:.2f}x" + (" (1.2x unreachable)" if ceiling < GEOMEAN_VS_COMPILE else "")
+
+
 def rows_by_case(records: list[Record]) -> dict[tuple[str, str, str], dict[str, Record]]:
     """(op, case, direction) -> provider -> record, for the records that ran."""
     out: dict[tuple[str, str, str], dict[str, Record]] = {}
@@ -50,15 +67,21 @@ def rows_by_case(records: list[Record]) -> dict[tuple[str, str, str], dict[str, 
     return out
 
 
+def has_copy_floor(result: BenchResult) -> bool:
+    """Whether the run timed a device copy of each case's bytes (``--copy-floor``)."""
+    return any(r.copy_us for r in result.records if r.provider == CANDIDATE)
+
+
 def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
     """The summary table (one row per op and direction) and the per-case table (slowest against the fastest
-    anchor first)."""
+    anchor first); with the copy floor, each gets its columns (a ceiling by it, the copy's time)."""
     peak = result.env.get("peak_bandwidth_gbps")
+    copies = has_copy_floor(result)
     by_case = rows_by_case(result.records)
     launch_us = min((r.median_us for row in by_case.values() for r in row.values() if r.median_us), default=0.0)
     summary, cases = [], []  # cases: (ours vs the fastest anchor, table row)
     for op, direction in dict.fromkeys((o, d) for o, _, d in by_case):
-        vs_fast, vs_compile, ceil_compile, large, below = [], [], [], [], 0
+        vs_fast, vs_compile, ceil_compile, ceil_copy, large, below = [], [], [], [], [], 0
         for (o, case, d), row in by_case.items():
             ours = row.get(CANDIDATE)
             fast = [row[p] for p in FAST_ANCHORS if p in row]
@@ -66,25 +89,30 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
                 continue
             best = min(fast, key=lambda r: r.median_us)
             floor = floor_us(ours, peak, launch_us)
+            copy_floor = copy_floor_us(ours, peak, launch_us)
             ratio = best.median_us / ours.median_us
             vs_fast.append(ratio)
             below += ratio < MIN_VS_FASTEST
             if "torch-compile" in row:
                 vs_compile.append(row["torch-compile"].median_us / ours.median_us)
                 ceil_compile.append(row["torch-compile"].median_us / floor)
+                if copy_floor:
+                    ceil_copy.append(row["torch-compile"].median_us / copy_floor)
             if (ours.bytes or 0) >= LARGE_BYTES:
                 large.append(ours.pct_peak_bw or 0.0)
-            cases.append((ratio, [case_label(case), d, f"{ours.median_us:.1f}",
-                                  f"{best.median_us:.1f} ({best.provider})", f"{ratio:.2f}x",
-                                  f"{ours.pct_peak_bw or 0:.0f}%", f"{best.pct_peak_bw or 0:.0f}%",
-                                  f"{best.median_us / floor:.2f}x"]))
+            case_row = [case_label(case), d, f"{ours.median_us:.1f}", f"{best.median_us:.1f} ({best.provider})",
+                        f"{ratio:.2f}x", f"{ours.pct_peak_bw or 0:.0f}%", f"{best.pct_peak_bw or 0:.0f}%",
+                        f"{best.median_us / floor:.2f}x"]
+            if copies:
+                case_row += [f"{ours.copy_us:.1f}" if ours.copy_us else "n/a",
+                             f"{best.median_us / copy_floor:.2f}x" if copy_floor else "n/a"]
+            cases.append((ratio, case_row))
         if not vs_fast:
             continue
-        ceiling = geometric_mean(ceil_compile) if ceil_compile else float("nan")
         summary.append([
             op, direction, str(len(vs_fast)), f"{min(vs_fast):.2f}x", f"{below}",
-            f"{geometric_mean(vs_compile):.2f}x" if vs_compile else "n/a",
-            f"{ceiling:.2f}x" + (" (1.2x unreachable)" if ceiling < GEOMEAN_VS_COMPILE else ""),
+            f"{geometric_mean(vs_compile):.2f}x" if vs_compile else "n/a", ceiling_cell(ceil_compile),
+            *([ceiling_cell(ceil_copy)] if copies else []),
             f"{sum(p >= LARGE_PCT for p in large)} of {len(large)}" if large else "no large case",
         ])
     return summary, [row for _, row in sorted(cases, key=lambda c: c[0])]
@@ -102,18 +130,26 @@ def render(result: BenchResult, source: str) -> str:
     drawn = ("The cases are drawn from a fixed seed by `opbench/suites/sweeps.py`; " if swept
              else "The cases are the named suites' (`opbench/suites/`); ")
     summary, cases = targets(result)
+    copies = has_copy_floor(result)
     head = ["op", "direction", "cases", f"min vs fastest anchor (target >= {MIN_VS_FASTEST}x)",
             f"cases below {MIN_VS_FASTEST}x", f"geomean vs torch.compile (target >= {GEOMEAN_VS_COMPILE}x)",
-            "ceiling of that geomean", f"large cases at >= {LARGE_PCT:.0f}% of copy bandwidth"]
+            "ceiling of that geomean", *(["ceiling by a copy of the bytes"] if copies else []),
+            f"large cases at >= {LARGE_PCT:.0f}% of copy bandwidth"]
     case_head = ["case", "dir", "ours (us)", "fastest anchor (us)", "ours vs it", "ours % of copy bw",
-                 "its % of copy bw", "ceiling vs it"]
+                 "its % of copy bw", "ceiling vs it", *(["copy of the bytes (us)", "copy ceiling vs it"]
+                                                        if copies else [])]
+    copy_note = (" Ceiling by a copy of the bytes: the same mean with each case's floor the device copy of its "
+                 "bytes (half read, half written) timed beside it (`--copy-floor`), never below the floor "
+                 "above: what a kernel moving its bytes no faster than the device's own copy could reach; "
+                 "`copy ceiling vs it` is that bound per case." if copies else "")
     rows = report.candidate_speedups(result.records, per_anchor=True)
     lines = [
         f"# {', '.join(suites)} on an {gpu}",
         "",
         f"Produced by [sweep_doc.py](sweep_doc.py) from `{source}`, the JSON of `bash docs/gpu_run.sh OUT ...` "
         f"(`opbench bench {' '.join(suites)} --providers {','.join(cfg.get('providers') or [])} "
-        f"--rounds {cfg.get('rounds', 1)} --method {cfg.get('method', 'events')}`); {fw}; driver "
+        f"--rounds {cfg.get('rounds', 1)} --method {cfg.get('method', 'events')}"
+        f"{' --copy-floor' if cfg.get('copy_floor') else ''}`); {fw}; driver "
         f"{env.get('driver', '?')}; commit {env.get('git_commit') or 'unknown'}; {env.get('time', '')}. "
         f"Copy bandwidth measured by the run: {env.get('peak_bandwidth_gbps') or 0:.0f} GB/s. " + drawn +
         f"the candidate is our op through its PyTorch binding (`{CANDIDATE}`).",
@@ -124,7 +160,7 @@ def render(result: BenchResult, source: str) -> str:
         "Ceiling: the geometric mean over the cases of torch.compile's time over the least time any kernel "
         "could take (the bytes that must move at the copy bandwidth, or the run's fastest call, one launch, "
         "whichever is longer); where it is below the target, no kernel can meet it. `ceiling vs it`: the same "
-        "bound per case against the fastest anchor.",
+        "bound per case against the fastest anchor." + copy_note,
         "",
         tabulate(summary, head, tablefmt="github", disable_numparse=True),
         "",

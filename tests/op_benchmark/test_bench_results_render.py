@@ -47,6 +47,23 @@ def test_json_round_trip_and_shape(tmp_path):
     assert back.records[0].median_us == pytest.approx(100.0)
 
 
+def test_copy_floor_survives_the_file_and_the_rounds(tmp_path):
+    from op_benchmark.results import merge_rounds
+
+    passes = [[ok("torch-ops", m)] for m in (25.0, 26.0, 24.0)]
+    for recs, copy_us in zip(passes, (20.0, 30.0, 21.0), strict=True):
+        recs[0].copy_us = copy_us
+    merged = merge_rounds(passes, peak_gbps=3000.0)
+    assert len(merged) == 1 and merged[0].copy_us == pytest.approx(21.0)  # the rounds' median copy
+    path = tmp_path / "r.json"
+    write_json(BenchResult({}, {}, merged), path)
+    assert read_json(path).records[0].copy_us == pytest.approx(21.0)
+    old = json.loads(path.read_text())
+    del old["records"][0]["copy_us"]  # a file written before the field existed
+    path.write_text(json.dumps(old))
+    assert read_json(path).records[0].copy_us is None
+
+
 @pytest.mark.parametrize("text, msg", [("{", "not JSON"), ("[]", "no 'records'"),
                                        ('{"records": [{"case": "x"}]}', "record 0"),
                                        ('{"schema": "other/9", "records": []}', "schema")])

@@ -135,3 +135,41 @@ def test_release_empties_every_backend_cache(monkeypatch):
         gc.unfreeze()  # the release froze this process's objects (runner._collect_garbage)
     assert Fake.emptied == 2
     assert config().as_dict()["release_memory"] is True
+
+
+def test_copy_floor_is_sampled_beside_the_case_and_kept_on_its_records(monkeypatch):
+    copied = []
+    real = runner_mod.floor.copy_call
+
+    def spy(backend, nbytes):
+        copied.append(nbytes)
+        return real(backend, nbytes)
+
+    monkeypatch.setattr(runner_mod.floor, "copy_call", spy)
+    recs = Runner(config(copy_floor=True), progress=False).run([parse_line(SMALL)])
+    assert [(r.provider, r.direction) for r in recs] == [("torch", "fwd"), ("torch", "bwd")]  # no copy record
+    assert copied == [r.bytes for r in recs]  # one copy of each direction's bytes
+    assert all(r.copy_us and r.copy_us > 0 for r in recs)
+    assert all(r.copy_us is None for r in Runner(config(), progress=False).run([parse_line(SMALL)]))
+
+
+def test_copy_floor_that_cannot_be_set_up_leaves_the_case_measured(monkeypatch):
+    def no_memory(backend, nbytes):
+        raise MemoryError("no room for the copy")
+
+    monkeypatch.setattr(runner_mod.floor, "copy_call", no_memory)
+    recs = Runner(config(copy_floor=True), progress=False).run([parse_line(SMALL)])
+    assert [r.status for r in recs] == ["ok", "ok"] and all(r.copy_us is None for r in recs)
+
+
+def test_copy_call_moves_the_bytes_asked(monkeypatch):
+    from op_benchmark.floor import copy_call
+    from opbench.backends import get_backend
+
+    backend = get_backend("torch", "cpu")
+    sizes = []
+    real = backend.copy_
+    monkeypatch.setattr(backend, "copy_", lambda dst, src: (sizes.append((dst.nbytes, src.nbytes)), real(dst, src)))
+    copy_call(backend, 1000)()
+    copy_call(backend, 3)()
+    assert sizes == [(500, 500), (4, 4)]  # half read, half written; at least one float32 each way

@@ -38,3 +38,21 @@ def test_runner_measures_lerp_every_direction(method):
     assert [r.status for r in recs] == ["ok"] * 3, [r.error for r in recs]
     for r in recs:
         assert r.method == method and r.median_us > 1 and r.gbps > 0 and r.samples >= 10
+
+
+@pytest.mark.parametrize("method", ["events", "graph"])
+def test_copy_floor_is_a_copy_of_the_case_bytes(method):
+    """A copy of a large case's bytes runs near the copy bandwidth, and a small one's takes at least a launch."""
+    from opbench.env import peak_bandwidth_gbps
+
+    b = get_backend("torch", "gpu")
+    peak = peak_bandwidth_gbps(b)
+    cfg = BenchConfig(providers=["torch"], directions=["fwd"], device="gpu", method=method,
+                      rule=default_rule(0.05, min_samples=10), warmup_s=0.01, copy_floor=True)
+    big, small = Runner(cfg, progress=False).run([
+        parse_line('paddle.lerp(Tensor([4096, 16384],"float32"), Tensor([4096, 16384],"float32"), 0.2)'),
+        parse_line('paddle.lerp(Tensor([16, 16],"float32"), Tensor([16, 16],"float32"), 0.2)')])
+    copy_gbps = big.bytes / (big.copy_us * 1e-6) / 1e9
+    assert 0.8 * peak < copy_gbps < 1.1 * peak, (copy_gbps, peak)
+    assert big.median_us > 0.8 * big.copy_us  # lerp moves the same bytes as the copy, no faster
+    assert 1.0 < small.copy_us < 50.0

@@ -20,3 +20,32 @@ def test_stopped_note_counts_full_and_partial_cases() -> None:
     sweep_doc = load("sweep_doc")
     assert sweep_doc.stopped_note(BenchResult({}, {}, recs, interrupted=True)).endswith("2 in full and 1 in part.")
     assert sweep_doc.stopped_note(BenchResult({}, {}, recs[:8], interrupted=True)).endswith("2 in full.")
+
+
+def _timed(provider: str, median: float, copy_us: float | None = None, direction: str = "fwd") -> Record:
+    from op_benchmark.stats import Measurement
+
+    r = Record(case="paddle.nn.functional.rms_norm(x=Tensor([4, 8], 'float32'))", api="paddle.nn.functional.rms_norm",
+               provider=provider, direction=direction, device="gpu", method="events", bytes=3_000_000)
+    r.set_measurement(Measurement.of([median] * 10), peak_gbps=3000.0)  # the bytes at 3,000 GB/s: 1 us
+    r.copy_us = copy_us
+    return r
+
+
+def test_copy_floor_bounds_the_ceiling_where_the_run_timed_it() -> None:
+    sweep_doc = load("sweep_doc")
+    env = {"peak_bandwidth_gbps": 3000.0}
+    plain = BenchResult(env, {}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0)])
+    summary, cases = sweep_doc.targets(plain)
+    # The floor is the run's fastest call (8 us, longer than the bytes' 1 us): 10/8
+    assert summary == [["rms_norm", "fwd", "1", "1.25x", "0", "1.25x", "1.25x", "no large case"]]
+    assert len(cases[0]) == 8
+    copied = BenchResult(env, {"copy_floor": True}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0, 9.0)])
+    summary, cases = sweep_doc.targets(copied)
+    assert summary[0][6:8] == ["1.25x", "1.11x (1.2x unreachable)"]  # 10 / the copy's 9 us
+    assert cases[0][-2:] == ["9.0", "1.11x"]
+    text = sweep_doc.render(copied, "x.json")
+    assert "--copy-floor" in text and "ceiling by a copy of the bytes" in text
+    # A copy faster than the other floors never loosens them
+    fast_copy = BenchResult(env, {}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0, 2.0)])
+    assert sweep_doc.targets(fast_copy)[0][0][6:8] == ["1.25x", "1.25x"]
