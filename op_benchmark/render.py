@@ -26,7 +26,7 @@ BASELINES = ("paddle", "torch")
 # or failed.
 _SHORT = {"not_applicable": "n/a", "unsupported": "n/a", "skipped": "skipped", "error": "error", "oom": "OOM"}
 CSV_FIELDS = ("case", "api", "provider", "direction", "device", "method", "status", "median_us", "min_us",
-              "iqr_us", "noise", "samples", "throttled_samples", "bytes", "gbps", "pct_peak_bw", "flops",
+              "iqr_us", "noise", "samples", "throttled_samples", "bytes", "gbps", "pct_peak_bw", "copy_us", "flops",
               "tflops", "stop_reason", "error")
 
 
