@@ -305,7 +305,7 @@ section_norm_words_slower() {
 }
 
 # norms-design.md, known gaps: small forwards that trail Liger's or torch.compile's by 0.3-1 us (odd-length f16
-# rows in small grids, one just over a wave, and a whole-pack row of the same size beside the odd ones), the
+# rows in small grids, two just over a wave, and a whole-pack row of the same size beside the odd ones), the
 # three side by side: the kernels after the L2 flushes, then ncu of each forward kernel (throughput, occupancy,
 # launch, warp states, warp stalls by source line)
 section_norm_small_fwd() {
@@ -315,7 +315,8 @@ section_norm_small_fwd() {
     "$R(Tensor([2, 2181],\"float16\"), [2181], Tensor([2181],\"float16\"), 1e-06, )"
     "$L(Tensor([164, 957],\"float16\"), [957], Tensor([957],\"float16\"), Tensor([957],\"float16\"), 1e-05, )"
     "$L(Tensor([33, 2083],\"float16\"), [2083], Tensor([2083],\"float16\"), Tensor([2083],\"float16\"), 1e-05, )"
-    "$L(Tensor([272, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )")
+    "$L(Tensor([272, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )"
+    "$R(Tensor([406, 16384],\"float16\"), [16384], Tensor([16384],\"float16\"), 1e-06, )")
   python $here/diagnose.py timeline --providers torch-compile,liger,torch-ops --directions fwd "${cases[@]}" \
     >"$out/norm_small_fwd.log" 2>&1
   for c in "${cases[@]}"; do
