@@ -115,6 +115,7 @@ class _Active:
     throttled: int = 0
     keep: list[Any] = field(default_factory=list)  # tensors and graphs the sampler needs alive
     reference: bool = False  # the copy floor: sampled like a provider, kept on their records, never emitted
+    read_share: float = 0.5  # of the case's bytes, the share read (traffic.read_share): the copy floor's mix
 
 
 class Runner:
@@ -248,17 +249,18 @@ class Runner:
             if rec.status == "oom":
                 _release([provider_name], cfg.device, freeze=False)
             return None
-        return _Active(rec, sampler, keep=[call, timed])
+        return _Active(rec, sampler, keep=[call, timed], read_share=traffic.read_share(direction, io))
 
     def _copy_reference(self, case: Case, direction: str, active: list[_Active]) -> _Active | None:
         """The copy floor's sampler for this case and direction (floor.py), on the first provider's backend;
         None where no record knows its bytes or the copy cannot be set up (it is a reference, not a result)."""
-        nbytes = max((a.record.bytes or 0 for a in active), default=0)
+        widest = max(active, key=lambda a: a.record.bytes or 0)
+        nbytes = widest.record.bytes or 0
         if not nbytes:
             return None
         backend = active[0].keep[0].backend
         try:
-            fn = floor.copy_call(backend, nbytes)
+            fn = floor.copy_call(backend, nbytes, widest.read_share)
             self._warm_up(backend, fn)
             sampler = make_timer(backend, self.config.method).bind(fn)
             for _ in range(2):

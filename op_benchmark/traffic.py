@@ -67,6 +67,17 @@ def lerp_bytes(direction: str, io: CaseIO) -> int:
     return bwd + (default_bytes("fwd", io) if direction == "fwd+bwd" else 0)
 
 
+def read_share(direction: str, io: CaseIO) -> float:
+    """The share of the default model's bytes that are read (the rest are written): the mix the copy floor
+    (floor.py) moves."""
+    reads = {"fwd": sum(t.nbytes for t in io.inputs),
+             "bwd": sum(t.nbytes for t in io.grad_outputs) + sum(t.nbytes for t in io.inputs)}
+    writes = {"fwd": sum(t.nbytes for t in io.outputs), "bwd": sum(t.nbytes for t in io.inputs if t.needs_grad)}
+    reads["fwd+bwd"], writes["fwd+bwd"] = reads["fwd"] + reads["bwd"], writes["fwd"] + writes["bwd"]
+    total = reads[direction] + writes[direction]
+    return reads[direction] / total if total else 0.5
+
+
 #: Per-API byte models; add an entry where the default misjudges what an op must move.
 BYTES_OVERRIDES: dict[str, Callable[[str, CaseIO], int]] = {"paddle.lerp": lerp_bytes}
 

@@ -139,8 +139,10 @@ def render(result: BenchResult, source: str) -> str:
                  "its % of copy bw", "ceiling vs it", *(["copy of the bytes (us)", "copy ceiling vs it"]
                                                         if copies else [])]
     copy_note = (" Ceiling by a copy of the bytes: the same mean with each case's floor the device copy of its "
-                 "bytes (half read, half written) timed beside it (`--copy-floor`), never below the floor "
-                 "above: what a kernel moving its bytes no faster than the device's own copy could reach; "
+                 "bytes (a copy, or an add of two buffers into a third where the case reads about twice what "
+                 "it writes: `op_benchmark/floor.py`) timed beside it (`--copy-floor`), never below the floor "
+                 "above: what a kernel moving its bytes no faster than the device's own copy could reach (a practical "
+                 "bound: a kernel can beat the framework's copy by a few percent); "
                  "`copy ceiling vs it` is that bound per case." if copies else "")
     rows = report.candidate_speedups(result.records, per_anchor=True)
     lines = [

@@ -141,20 +141,22 @@ def test_copy_floor_is_sampled_beside_the_case_and_kept_on_its_records(monkeypat
     copied = []
     real = runner_mod.floor.copy_call
 
-    def spy(backend, nbytes):
-        copied.append(nbytes)
-        return real(backend, nbytes)
+    def spy(backend, nbytes, read_share):
+        copied.append((nbytes, round(read_share, 3)))
+        return real(backend, nbytes, read_share)
 
     monkeypatch.setattr(runner_mod.floor, "copy_call", spy)
     recs = Runner(config(copy_floor=True), progress=False).run([parse_line(SMALL)])
     assert [(r.provider, r.direction) for r in recs] == [("torch", "fwd"), ("torch", "bwd")]  # no copy record
-    assert copied == [r.bytes for r in recs]  # one copy of each direction's bytes
+    # one floor for each direction's bytes, in its mix: lerp's forward reads x and y, writes out (2/3 read);
+    # its backward (a scalar weight) reads dout, x and y and writes dx and dy (3/5)
+    assert copied == [(recs[0].bytes, 0.667), (recs[1].bytes, 0.6)]
     assert all(r.copy_us and r.copy_us > 0 for r in recs)
     assert all(r.copy_us is None for r in Runner(config(), progress=False).run([parse_line(SMALL)]))
 
 
 def test_copy_floor_that_cannot_be_set_up_leaves_the_case_measured(monkeypatch):
-    def no_memory(backend, nbytes):
+    def no_memory(backend, nbytes, read_share):
         raise MemoryError("no room for the copy")
 
     monkeypatch.setattr(runner_mod.floor, "copy_call", no_memory)
@@ -162,7 +164,9 @@ def test_copy_floor_that_cannot_be_set_up_leaves_the_case_measured(monkeypatch):
     assert [r.status for r in recs] == ["ok", "ok"] and all(r.copy_us is None for r in recs)
 
 
-def test_copy_call_moves_the_bytes_asked(monkeypatch):
+def test_copy_call_moves_the_bytes_asked_in_the_mix_asked(monkeypatch):
+    import torch
+
     from op_benchmark.floor import copy_call
     from opbench.backends import get_backend
 
@@ -171,5 +175,10 @@ def test_copy_call_moves_the_bytes_asked(monkeypatch):
     real = backend.copy_
     monkeypatch.setattr(backend, "copy_", lambda dst, src: (sizes.append((dst.nbytes, src.nbytes)), real(dst, src)))
     copy_call(backend, 1000)()
-    copy_call(backend, 3)()
+    copy_call(backend, 3, read_share=0.55)()
     assert sizes == [(500, 500), (4, 4)]  # half read, half written; at least one float32 each way
+    added = []
+    real_add = torch.add
+    monkeypatch.setattr(torch, "add", lambda a, b: added.append((a.nbytes, b.nbytes)) or real_add(a, b))
+    copy_call(backend, 1200, read_share=2 / 3)()
+    assert added == [(400, 400)] and len(sizes) == 2  # two read into a third: 800 read, 400 written

@@ -42,3 +42,14 @@ def test_flops_from_mapping_for_matmul_and_none_for_elementwise():
     assert traffic.flops(mm, "fwd+bwd") == pytest.approx(3 * 2 * 64 * 32 * 16)
     add = parse_line('paddle.add(Tensor([64],"float32"), Tensor([64],"float32"))')
     assert traffic.flops(add, "fwd") is None
+
+
+def test_read_share_is_the_default_models_mix():
+    from op_benchmark.traffic import CaseIO, TensorIO, read_share
+
+    x, w = TensorIO("x", (4, 8), "float32", True), TensorIO("weight", (8,), "float32", True)
+    io = CaseIO((x, w), (TensorIO("out", (4, 8), "float32"),), (TensorIO("grad_out", (4, 8), "float32"),))
+    assert read_share("fwd", io) == pytest.approx(160 / 288)  # x and w read, out written
+    assert read_share("bwd", io) == pytest.approx(288 / 448)  # dout, x, w read; dx, dw written
+    assert read_share("fwd+bwd", io) == pytest.approx((160 + 288) / (288 + 448))
+    assert read_share("fwd", CaseIO((), (), ())) == 0.5
