@@ -95,34 +95,36 @@ def rng_arrays(shape: tuple[int, ...], seed: int = 0) -> tuple[np.ndarray, np.nd
     return x, r.standard_normal(n), r.standard_normal(n), r.standard_normal(shape)
 
 
-def reference(kind: str, x: np.ndarray, w: np.ndarray | None, b: np.ndarray | None, g: np.ndarray,
-              eps: float) -> dict[str, np.ndarray]:
-    """float64 forward and gradients: y, dx, dw (sum of g * xhat), db (sum of g)."""
+def reference(kind: str, x: Any, w: Any, b: Any, g: Any, eps: float) -> dict[str, Any]:
+    """float64 forward and gradients: y, dx, dw (sum of g * xhat), db (sum of g). numpy arrays or float64 torch
+    tensors (on the GPU, so a large case's reference and check stay on the device); the same arithmetic."""
     n = x.shape[-1]
-    mu = x.mean(-1, keepdims=True) if kind == "layer_norm" and n else np.zeros(x.shape[:-1] + (1,))
-    var = ((x - mu) ** 2).mean(-1, keepdims=True) if n else np.zeros_like(mu)
-    rstd = 1.0 / np.sqrt(var + eps)
+    zero = x.sum(-1, keepdims=True) * 0.0  # one zero a row (rows of no elements too)
+    mu = x.mean(-1, keepdims=True) if kind == "layer_norm" and n else zero
+    var = ((x - mu) ** 2).mean(-1, keepdims=True) if n else zero
+    rstd = (var + eps) ** -0.5
     xh = (x - mu) * rstd
-    wv = w if w is not None else np.ones(n)
+    wv = w if w is not None else 1.0
     y = xh * wv + (b if b is not None and kind == "layer_norm" else 0.0)
     wg = g * wv
-    c1 = (wg * xh).mean(-1, keepdims=True) if n else np.zeros_like(mu)
+    c1 = (wg * xh).mean(-1, keepdims=True) if n else zero
     c2 = wg.mean(-1, keepdims=True) if kind == "layer_norm" and n else 0.0
     dx = rstd * (wg - c2 - xh * c1)
     flat = (-1, n)
     return {"y": y, "dx": dx, "dw": (g * xh).reshape(flat).sum(0), "db": g.reshape(flat).sum(0)}
 
 
-def close(name: str, got: np.ndarray, want: np.ndarray, dtype: str, scale: float = 1.0) -> None:
-    """Assert |got - want| <= scale * (atol + rtol |want|), naming the worst element."""
+def close(name: str, got: Any, want: Any, dtype: str, scale: float = 1.0) -> None:
+    """Assert |got - want| <= scale * (atol + rtol |want|), naming the worst element. numpy arrays, or torch
+    tensors (compared where they are; only the worst element comes to the host)."""
     atol, rtol = TOL[dtype]
-    got = np.asarray(got, dtype=np.float64)
-    assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
-    if got.size == 0:
+    got = got.double() if hasattr(got, "double") else np.asarray(got, dtype=np.float64)
+    assert tuple(got.shape) == tuple(want.shape), f"{name}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    if not np.prod(tuple(got.shape)):
         return
-    err = np.abs(got - want) - scale * (atol + rtol * np.abs(want))
-    i = np.unravel_index(int(np.argmax(err)), err.shape)
-    assert err[i] <= 0, f"{name} ({dtype}): got {got[i]} want {want[i]} at {i}"
+    err = abs(got - want) - scale * (atol + rtol * abs(want))
+    i = tuple(int(k) for k in np.unravel_index(int(err.argmax()), tuple(err.shape)))
+    assert float(err[i]) <= 0, f"{name} ({dtype}): got {float(got[i])} want {float(want[i])} at {i}"
 
 
 def grad_scale(x_shape: tuple[int, ...]) -> float:

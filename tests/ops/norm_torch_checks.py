@@ -25,8 +25,8 @@ def _t(torch: Any, a: np.ndarray | None, dtype: str | None, device: str, grad: b
 
 def run(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str | None, dtype: str,
         device: str, param_offset: int = 0) -> dict[str, Any]:
-    """Our op's y and gradients (as float64 arrays) and the float64 reference on the rounded inputs; weight and
-    bias start `param_offset` elements into their storage."""
+    """Our op's y and gradients and the float64 reference on the rounded inputs, as float64 tensors on `device`
+    (a GPU case's reference runs there); weight and bias start `param_offset` elements into their storage."""
     import ops
 
     fn = getattr(ops, kind)
@@ -45,10 +45,10 @@ def run(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str |
         assert grads[1].dtype == w.dtype
     if b is not None:
         got["db"] = grads[-1]
-    as64 = {k: v.detach().double().cpu().numpy() for k, v in got.items()}
+    as64 = {k: v.detach().double() for k, v in got.items()}
 
-    def f64(t: Any) -> np.ndarray | None:
-        return None if t is None else t.detach().double().cpu().numpy()
+    def f64(t: Any) -> Any:
+        return None if t is None else t.detach().double()
 
     want = reference(kind, f64(x), f64(w), f64(b), f64(g), EPS[kind])
     return {"got": as64, "want": want, "tensors": (x, w, b, g)}
@@ -73,7 +73,7 @@ def check_against_torch(torch: Any, kind: str, shape: tuple[int, ...], dtype: st
     theirs = {"y": y, "dx": grads[0], "dw": grads[1]} | ({"db": grads[2]} if b is not None else {})
     for name, t in theirs.items():
         scale = 2 * grad_scale(shape) if name in ("dw", "db") else 2.0
-        close(f"{kind} {name} vs torch", r["got"][name], t.detach().double().cpu().numpy(), dtype, scale)
+        close(f"{kind} {name} vs torch", r["got"][name], t.detach().double(), dtype, scale)
 
 
 def check_deterministic(torch: Any, kind: str, shape: tuple[int, ...], dtype: str, device: str,
@@ -87,7 +87,7 @@ def check_deterministic(torch: Any, kind: str, shape: tuple[int, ...], dtype: st
         outs.append({k: v for k, v in r["got"].items() if k in ("dw", "db")})
     for o in outs[1:]:
         for k in o:
-            assert np.array_equal(o[k], outs[0][k]), f"{kind} {k} differs between runs"
+            assert torch.equal(o[k], outs[0][k]), f"{kind} {k} differs between runs"
 
 
 BAD_INPUTS = [
