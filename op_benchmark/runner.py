@@ -252,13 +252,14 @@ class Runner:
         return _Active(rec, sampler, keep=[call, timed], read_share=traffic.read_share(direction, io))
 
     def _copy_reference(self, case: Case, direction: str, active: list[_Active]) -> _Active | None:
-        """The copy floor's sampler for this case and direction (floor.py), on the first provider's backend;
+        """The copy floor's sampler for this case and direction (floor.py), on the backend of the provider whose
+        bytes it moves;
         None where no record knows its bytes or the copy cannot be set up (it is a reference, not a result)."""
         widest = max(active, key=lambda a: a.record.bytes or 0)
         nbytes = widest.record.bytes or 0
         if not nbytes:
             return None
-        backend = active[0].keep[0].backend
+        backend = widest.keep[0].backend
         try:
             fn = floor.copy_call(backend, nbytes, widest.read_share)
             self._warm_up(backend, fn)

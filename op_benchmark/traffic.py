@@ -40,11 +40,17 @@ class CaseIO:
     grad_outputs: tuple[TensorIO, ...]
 
 
+def default_traffic(direction: str, io: CaseIO) -> tuple[int, int]:
+    """(bytes read, bytes written) by the default model: ``fwd`` reads the inputs and writes the outputs,
+    ``bwd`` reads the output grads and the inputs and writes the input grads."""
+    fwd = (sum(t.nbytes for t in io.inputs), sum(t.nbytes for t in io.outputs))
+    bwd = (sum(t.nbytes for t in io.grad_outputs) + sum(t.nbytes for t in io.inputs),
+           sum(t.nbytes for t in io.inputs if t.needs_grad))
+    return {"fwd": fwd, "bwd": bwd, "fwd+bwd": (fwd[0] + bwd[0], fwd[1] + bwd[1])}[direction]
+
+
 def default_bytes(direction: str, io: CaseIO) -> int:
-    fwd = sum(t.nbytes for t in io.inputs) + sum(t.nbytes for t in io.outputs)
-    bwd = (sum(t.nbytes for t in io.grad_outputs) + sum(t.nbytes for t in io.inputs)
-           + sum(t.nbytes for t in io.inputs if t.needs_grad))
-    return {"fwd": fwd, "bwd": bwd, "fwd+bwd": fwd + bwd}[direction]
+    return sum(default_traffic(direction, io))
 
 
 def lerp_bytes(direction: str, io: CaseIO) -> int:
@@ -70,12 +76,8 @@ def lerp_bytes(direction: str, io: CaseIO) -> int:
 def read_share(direction: str, io: CaseIO) -> float:
     """The share of the default model's bytes that are read (the rest are written): the mix the copy floor
     (floor.py) moves."""
-    reads = {"fwd": sum(t.nbytes for t in io.inputs),
-             "bwd": sum(t.nbytes for t in io.grad_outputs) + sum(t.nbytes for t in io.inputs)}
-    writes = {"fwd": sum(t.nbytes for t in io.outputs), "bwd": sum(t.nbytes for t in io.inputs if t.needs_grad)}
-    reads["fwd+bwd"], writes["fwd+bwd"] = reads["fwd"] + reads["bwd"], writes["fwd"] + writes["bwd"]
-    total = reads[direction] + writes[direction]
-    return reads[direction] / total if total else 0.5
+    reads, writes = default_traffic(direction, io)
+    return reads / (reads + writes) if reads + writes else 0.5
 
 
 #: Per-API byte models; add an entry where the default misjudges what an op must move.
