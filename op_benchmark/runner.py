@@ -253,8 +253,8 @@ class Runner:
 
     def _copy_reference(self, case: Case, direction: str, active: list[_Active]) -> _Active | None:
         """The copy floor's sampler for this case and direction (floor.py), on the backend of the provider whose
-        bytes it moves;
-        None where no record knows its bytes or the copy cannot be set up (it is a reference, not a result)."""
+        bytes it moves; None where no record knows its bytes or the copy cannot be set up (it is a reference,
+        not a result)."""
         widest = max(active, key=lambda a: a.record.bytes or 0)
         nbytes = widest.record.bytes or 0
         if not nbytes:
