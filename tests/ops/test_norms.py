@@ -273,6 +273,15 @@ def test_cuda_bwd_grid_off(kind: str) -> None:
     assert r.returncode == 0, r.stdout[-4000:]
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_fwd_l2(kind: str) -> None:
+    """With the L2 re-read forward (NORM_FWD_L2=1; it takes block_12288's rows, past a register wave) every GPU
+    case stays correct, in a fresh process."""
+    r = rerun_with_env({"NORM_FWD_L2": "1"}, f"{__file__}::test_cuda_vs_float64", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
 # f16 backwards and the block shape the table's fit gives them on an H100 (132 SMs): 2 packs a thread for few
 # rows (at most a quarter of the SMs) and for many (one to 128 an SM) past half the 2-pack block's slots; 4
 # otherwise and with NORM_BWD_GRID=0.

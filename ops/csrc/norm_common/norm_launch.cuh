@@ -246,6 +246,25 @@ bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, fl
   return packs <= 128 * 4 ? go(std::integral_constant<int, 128>{}) : go(std::integral_constant<int, 256>{});
 }
 
+// Experiment (NORM_FWD_L2=1; off by default): rows of whole aligned packs past 1,024 packs whose block-a-row
+// register grid is more than a wave take fwd_l2 (256 threads, 4 packs a thread in flight) where its grid is
+// resident at once and x fits in half of L2, so the re-reads hit it.
+inline bool fwd_l2_on() {
+  static const bool on = opcore::env_int("NORM_FWD_L2", 0) != 0;
+  return on;
+}
+template <typename T, typename W, bool kCenter>
+bool launch_fwd_l2(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
+                   float eps, const DeviceInfo& dev, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T), kThreads = 256, kUnroll = 4;
+  constexpr auto kernel = fwd_l2<T, W, kCenter, kThreads, kUnroll>;
+  if (cols / V <= kStagedMaxPacks || rows * cols * static_cast<int64_t>(sizeof(T)) > dev.l2 / 2 ||
+      rows > resident<kernel>(kThreads, 1, dev))
+    return false;
+  kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, w, b, y, mean, rstd, cols, eps);
+  return true;
+}
+
 // fwd_reg on clusters of exactly kCS blocks a row (1: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
@@ -259,6 +278,9 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
     constexpr auto plain = fwd_reg<T, W, kCenter, kTPR, kVecs, 1, false, FwdRead::kLate>;
     if (fwd_staged_on() && dev.clusters && blocks > resident<plain>(kBlock, 1, dev) &&
         launch_fwd_staged<T, W, kCenter>(x, w, b, y, mean, rstd, rows, cols, eps, dev, stream))
+      return;
+    if (fwd_l2_on() && blocks > resident<plain>(kBlock, 1, dev) &&
+        launch_fwd_l2<T, W, kCenter>(x, w, b, y, mean, rstd, rows, cols, eps, dev, stream))
       return;
   }
   if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
