@@ -275,6 +275,15 @@ def test_cuda_bwd_grid_off(kind: str) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_bwd_one_row(kind: str) -> None:
+    """With the one-row backward (NORM_BWD_ONE_ROW=1) the one-row GPU cases stay correct, in a fresh process."""
+    r = rerun_with_env({"NORM_BWD_ONE_ROW": "1"}, f"{__file__}::test_cuda_vs_float64", "-k", f"{kind} and one_row")
+    assert r.returncode == 0, r.stdout[-4000:]
+    assert " passed" in r.stdout and " 0 passed" not in r.stdout, r.stdout[-2000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_fwd_l2(kind: str) -> None:
     """With the L2 re-read forward (NORM_FWD_L2=1; it takes block_12288's rows, past a register wave) every GPU
     case stays correct, in a fresh process."""

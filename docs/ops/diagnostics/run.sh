@@ -4,24 +4,24 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_fwd_l2 norm_words_slower (rows: the rows and cols
-# kernels; tile2d, small: the backwards those paths take, with them and without them, against torch.compile; tiny: the
-# tiny backwards with short rows whole and sliced, slices summed by their last block and by a finalize launch; slower:
-# the backwards lerp-design.md's known gaps list as running gen_r with one-element packs, kernels and ncu;
-# cols_slices: the backwards the cols kernel takes in row slices, with and without them; cols_groups: the backwards
-# over dout [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the backwards with
-# a full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights' gradients over long
-# rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE); norm_small, norm_long: the
-# small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the 1-row norm backwards with
-# col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm forwards' kernels against
-# Liger's and torch.compile's; norm_split: the split backward's cases with it and without; norm_split_vec: few long
-# rows on the split backward, with and without its 16-byte accesses and with the share of L2 it took before;
-# norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads, wide early reads,
-# the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory; norm_fwd_shapes,
-# norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm backwards with and
-# without the table's rows for few and many rows; norm_fwd_l2: the norm forwards with and without the L2 re-read
-# kernel; norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and
-# ncu).
+# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_fwd_l2 norm_bwd_one_row norm_words_slower (rows:
+# the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
+# torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
+# finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with one-element packs,
+# kernels and ncu; cols_slices: the backwards the cols kernel takes in row slices, with and without them; cols_groups:
+# the backwards over dout [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the
+# backwards with a full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights'
+# gradients over long rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE);
+# norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
+# 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
+# forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
+# norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
+# it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
+# wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
+# norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
+# backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
+# without the one-row kernel; norm_fwd_l2: the norm forwards with and without the L2 re-read kernel;
+# norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
@@ -29,7 +29,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_fwd_l2 norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_fwd_l2 norm_bwd_one_row norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -399,6 +399,19 @@ section_norm_fwd_reads() {
 # (NORM_BWD_GRID=0: the first fit, 4 packs a thread, for every grid), compared.
 section_norm_bwd_grid() {
   suite_ab norm_bwd_grid bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_GRID=0
+}
+
+# Experiment: the norm sweeps' and named suites' backwards with the one-row kernel (NORM_BWD_ONE_ROW=1), compared
+# with the default, and the 1-row backwards on it, their kernels after the L2 flushes beside torch.compile's.
+section_norm_bwd_one_row() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm'
+  local C=("$R(Tensor([1, 768],\"bfloat16\"), [768], Tensor([768],\"bfloat16\"), 1e-06, )"
+    "$R(Tensor([1, 4096],\"bfloat16\"), [4096], Tensor([4096],\"bfloat16\"), 1e-06, )"
+    "$L(Tensor([1, 8192],\"bfloat16\"), [8192], Tensor([8192],\"bfloat16\"), Tensor([8192],\"bfloat16\"), 1e-05, )")
+  suite_ab norm_bwd_one_row bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_ONE_ROW=1
+  bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=1 -- "${C[@]}"
+  NORM_BWD_ONE_ROW=1 python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
+    >"$out/norm_bwd_one_row_timeline.log" 2>&1
 }
 
 # Experiment: the norm sweeps' and named suites' forwards with the L2 re-read kernel (NORM_FWD_L2=1: rows past

@@ -13,6 +13,9 @@
 //                 in the cluster first (write_partial). A grid that leaves one row writes dw/db themselves.
 //                 Small grids of few rows (kEarly, col_from) leave dw/db to blocks of their own (col_sums):
 //                 no partial rows, no finalize launch.
+//   bwd_one_row : one row of whole aligned packs (experiment, NORM_BWD_ONE_ROW=1): one block reads x, dy and
+//                 the weight once, kVecs packs a thread, and writes dx, and dw = dy * xhat, db = dy itself
+//                 (one row: nothing to add across rows), in one launch.
 //   bwd_loop    : any row length or alignment: a block per row, dx only, scalar accesses.
 //   cols_partial: dw/db for bwd_loop: (32 columns x a slice of rows) a block, one fp32 partial row
 //                 per slice.
@@ -422,6 +425,49 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
     if constexpr (kCenter) {
       if (part_b != nullptr || db != nullptr) write_partial<W>(block_row(ab, sb, eb), cols, kBlock, part_b, db);
     }
+  }
+}
+
+template <typename T, typename W, bool kCenter, int kThreads, int kVecs>
+__global__ void __launch_bounds__(kThreads)
+    bwd_one_row(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
+                const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
+                W* __restrict__ dw, W* __restrict__ db, int cols) {
+  constexpr int V = 16 / sizeof(T);
+  __shared__ float smem[2 * 32];
+  const int packs = cols / V;
+  const float mu = kCenter ? mean[0] : 0.f, rs = rstd[0], inv_n = 1.f / static_cast<float>(cols);
+  float xh[kVecs][V], g[kVecs][V];
+  float s[2] = {0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int p = threadIdx.x + i * kThreads;
+    if (p >= packs) continue;
+    const Pack<T, V> xp = load_pack<T, V>(x + p * V), gp = load_pack<T, V>(dy + p * V);
+    float wv[V], dwv[V], dbv[V];
+    load_param<W, V>(w, p * V, 1.f, wv);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      xh[i][k] = (xp.get(k) - mu) * rs;
+      dbv[k] = gp.get(k);
+      dwv[k] = dbv[k] * xh[i][k];
+      g[i][k] = dbv[k] * wv[k];
+      s[0] += g[i][k] * xh[i][k];
+      s[1] += g[i][k];
+    }
+    if (dw != nullptr) store_pack<W, V>(dw + p * V, pack_of<W, V>(dwv));
+    if (db != nullptr) store_pack<W, V>(db + p * V, pack_of<W, V>(dbv));
+  }
+  group_sum<kThreads, 2>(s, smem);
+  const float c1 = s[0] * inv_n, c2 = kCenter ? s[1] * inv_n : 0.f;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int p = threadIdx.x + i * kThreads;
+    if (p >= packs) continue;
+    float o[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) o[k] = rs * (g[i][k] - c2 - xh[i][k] * c1);
+    store_pack<T, V>(dx + p * V, pack_of<T, V>(o));
   }
 }
 

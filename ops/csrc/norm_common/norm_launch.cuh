@@ -614,6 +614,32 @@ void run_split(const T* dy, const T* x, const W* w, const float* mean, const flo
 }
 
 // dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
+// Experiment (NORM_BWD_ONE_ROW=1; off by default): a backward of one row of whole aligned packs, up to 2,048, takes
+// bwd_one_row (one block: 128, 256 or 512 threads at a pack, 512 or 1,024 at two) in place of a row group beside
+// col_sums blocks; returns whether it did.
+inline bool bwd_one_row_on() {
+  static const bool on = opcore::env_int("NORM_BWD_ONE_ROW", 0) != 0;
+  return on;
+}
+template <typename T, typename W, bool kCenter>
+bool launch_bwd_one_row(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw,
+                        W* db, int cols, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  const int packs = cols / V;
+  const auto go = [&](auto threads, auto vecs) {
+    constexpr int kThreads = decltype(threads)::value, kVecs = decltype(vecs)::value;
+    bwd_one_row<T, W, kCenter, kThreads, kVecs><<<1, kThreads, 0, stream>>>(dy, x, w, mean, rstd, dx, dw, db, cols);
+    return true;
+  };
+  using std::integral_constant;
+  if (packs <= 128) return go(integral_constant<int, 128>{}, integral_constant<int, 1>{});
+  if (packs <= 256) return go(integral_constant<int, 256>{}, integral_constant<int, 1>{});
+  if (packs <= 512) return go(integral_constant<int, 512>{}, integral_constant<int, 1>{});
+  if (packs <= 1024) return go(integral_constant<int, 512>{}, integral_constant<int, 2>{});
+  if (packs <= 2048) return go(integral_constant<int, 1024>{}, integral_constant<int, 2>{});
+  return false;
+}
+
 template <typename T, typename W, bool kCenter>
 void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                    int64_t rows, int64_t cols, const Alloc& alloc, cudaStream_t stream) {
@@ -628,7 +654,10 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     const int off0 = common_offset<T>({dy, x, dx});
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
     const DeviceInfo dev = device_info();
-    if (split_takes<T>(rows, cols, dev)) {
+    if (rows == 1 && !odd && bwd_one_row_on() &&
+        launch_bwd_one_row<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, c, stream)) {
+      // dw and db written by the kernel: no partial rows
+    } else if (split_takes<T>(rows, cols, dev)) {
       run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, !odd, alloc, dev, stream);
     } else if constexpr (sizeof(T) == 4) {
       parts = run_bwd_table<T, W, kCenter, kBwdConfigs4>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
