@@ -654,7 +654,7 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     const int off0 = common_offset<T>({dy, x, dx});
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
     const DeviceInfo dev = device_info();
-    if (rows == 1 && !odd && bwd_one_row_on() &&
+    if (rows == 1 && !odd && aligned16(dw) && aligned16(db) && bwd_one_row_on() &&
         launch_bwd_one_row<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, c, stream)) {
       // dw and db written by the kernel: no partial rows
     } else if (split_takes<T>(rows, cols, dev)) {
