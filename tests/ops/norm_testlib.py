@@ -28,7 +28,7 @@ CPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
 # itself.
 GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     **CPU_CASES,
-    "one_row_768": ((1, 768), "f32", "f32"),  # one row of whole packs (bwd_one_row with NORM_BWD_ONE_ROW=1)
+    "one_row_768": ((1, 768), "f32", "f32"),  # one row of whole packs: bwd_one_row
     "one_row_4096": ((1, 4096), None, None),
     "one_row_16384": ((1, 16384), "same", "same"),
     "warp_64": ((3000, 64), "same", "same"),

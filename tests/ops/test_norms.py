@@ -230,7 +230,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 @pytest.mark.parametrize(
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
-             "NORM_FWD_STAGED"]
+             "NORM_FWD_STAGED", "NORM_FWD_L2", "NORM_BWD_ONE_ROW"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -244,8 +244,10 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     (NORM_FWD_BATCH=0), few long rows on a cluster a row instead of the split backward
     (NORM_BWD_SPLIT=0), clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), and the split
     backward's scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0), and the forward's rows in registers
-    where they would be staged in shared memory (NORM_FWD_STAGED=0) stay
-    correct: the GPU cases again in a fresh process with the knob off (read once per process)."""
+    where they would be staged in shared memory (NORM_FWD_STAGED=0), the forward's long rows past a register
+    wave in registers, not re-read from L2 (NORM_FWD_L2=0), and one-row backwards as a row group beside col_sums
+    blocks, not in one block (NORM_BWD_ONE_ROW=0) stay correct: the GPU cases again in a fresh process with the
+    knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
@@ -270,24 +272,6 @@ def test_cuda_bwd_grid_off(kind: str) -> None:
     again, and stays correct: the GPU cases and the fits again in a fresh process."""
     r = rerun_with_env({"NORM_BWD_GRID": "0"}, f"{__file__}::test_cuda_vs_float64",
                        f"{__file__}::test_cuda_bwd_shape_taken", "-k", kind)
-    assert r.returncode == 0, r.stdout[-4000:]
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_bwd_one_row(kind: str) -> None:
-    """With the one-row backward (NORM_BWD_ONE_ROW=1) the one-row GPU cases stay correct, in a fresh process."""
-    r = rerun_with_env({"NORM_BWD_ONE_ROW": "1"}, f"{__file__}::test_cuda_vs_float64", "-k", f"{kind} and one_row")
-    assert r.returncode == 0, r.stdout[-4000:]
-    assert " passed" in r.stdout and " 0 passed" not in r.stdout, r.stdout[-2000:]
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_fwd_l2(kind: str) -> None:
-    """With the L2 re-read forward (NORM_FWD_L2=1; it takes block_12288's rows, past a register wave) every GPU
-    case stays correct, in a fresh process."""
-    r = rerun_with_env({"NORM_FWD_L2": "1"}, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
 

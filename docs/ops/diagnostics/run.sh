@@ -401,28 +401,28 @@ section_norm_bwd_grid() {
   suite_ab norm_bwd_grid bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_GRID=0
 }
 
-# Experiment: the norm sweeps' and named suites' backwards with the one-row kernel (NORM_BWD_ONE_ROW=1), compared
-# with the default, and the 1-row backwards on it, their kernels after the L2 flushes beside torch.compile's.
+# The norm sweeps' and named suites' backwards without the one-row kernel (NORM_BWD_ONE_ROW=0), compared with the
+# default, and the 1-row backwards with it and without, their kernels after the L2 flushes beside torch.compile's.
 section_norm_bwd_one_row() {
   local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm'
   local C=("$R(Tensor([1, 768],\"bfloat16\"), [768], Tensor([768],\"bfloat16\"), 1e-06, )"
     "$R(Tensor([1, 4096],\"bfloat16\"), [4096], Tensor([4096],\"bfloat16\"), 1e-06, )"
     "$L(Tensor([1, 8192],\"bfloat16\"), [8192], Tensor([8192],\"bfloat16\"), Tensor([8192],\"bfloat16\"), 1e-05, )")
-  suite_ab norm_bwd_one_row bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_ONE_ROW=1
-  bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=1 -- "${C[@]}"
-  NORM_BWD_ONE_ROW=1 python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
+  suite_ab norm_bwd_one_row bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_ONE_ROW=0
+  bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=0 -- "${C[@]}"
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/norm_bwd_one_row_timeline.log" 2>&1
 }
 
-# Experiment: the norm sweeps' and named suites' forwards with the L2 re-read kernel (NORM_FWD_L2=1: rows past
-# 1,024 packs whose register grid is more than a wave), compared with the default, and the two forwards of just
-# over a wave on it, their kernels after the L2 flushes beside torch.compile's.
+# The norm sweeps' and named suites' forwards without the L2 re-read kernel (NORM_FWD_L2=0: rows past 1,024 packs
+# whose register grid is more than a wave stay in registers), compared with the default, and the two forwards of
+# just over a wave on it, their kernels after the L2 flushes beside torch.compile's.
 section_norm_fwd_l2() {
   local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm'
   local C=("$R(Tensor([406, 16384],\"float16\"), [16384], Tensor([16384],\"float16\"), 1e-06, )"
     "$L(Tensor([272, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )")
-  suite_ab norm_fwd_l2 fwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_FWD_L2=1
-  NORM_FWD_L2=1 python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions fwd "${C[@]}" \
+  suite_ab norm_fwd_l2 fwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_FWD_L2=0
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions fwd "${C[@]}" \
     >"$out/norm_fwd_l2_timeline.log" 2>&1
 }
 

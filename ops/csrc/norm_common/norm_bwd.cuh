@@ -13,7 +13,7 @@
 //                 in the cluster first (write_partial). A grid that leaves one row writes dw/db themselves.
 //                 Small grids of few rows (kEarly, col_from) leave dw/db to blocks of their own (col_sums):
 //                 no partial rows, no finalize launch.
-//   bwd_one_row : one row of whole aligned packs (experiment, NORM_BWD_ONE_ROW=1): one block reads x, dy and
+//   bwd_one_row : one row of whole aligned packs, at most 2,048: one block reads x, dy and
 //                 the weight once, kVecs packs a thread, and writes dx, and dw = dy * xhat, db = dy itself
 //                 (one row: nothing to add across rows), in one launch.
 //   bwd_loop    : any row length or alignment: a block per row, dx only, scalar accesses.

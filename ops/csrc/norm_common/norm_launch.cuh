@@ -246,11 +246,11 @@ bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, fl
   return packs <= 128 * 4 ? go(std::integral_constant<int, 128>{}) : go(std::integral_constant<int, 256>{});
 }
 
-// Experiment (NORM_FWD_L2=1; off by default): rows of whole aligned packs past 1,024 packs whose block-a-row
-// register grid is more than a wave take fwd_l2 (256 threads, 4 packs a thread in flight) where its grid is
-// resident at once and x fits in half of L2, so the re-reads hit it.
+// Rows of whole aligned packs past 1,024 packs whose block-a-row register grid is more than a wave take fwd_l2
+// (256 threads, 4 packs a thread in flight) where its grid is resident at once and x fits in half of L2, so the
+// re-reads hit it. NORM_FWD_L2=0 never does (read once; for experiments).
 inline bool fwd_l2_on() {
-  static const bool on = opcore::env_int("NORM_FWD_L2", 0) != 0;
+  static const bool on = opcore::env_int("NORM_FWD_L2", 1) != 0;
   return on;
 }
 template <typename T, typename W, bool kCenter>
@@ -614,11 +614,11 @@ void run_split(const T* dy, const T* x, const W* w, const float* mean, const flo
 }
 
 // dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
-// Experiment (NORM_BWD_ONE_ROW=1; off by default): a backward of one row of whole aligned packs, up to 2,048, takes
-// bwd_one_row (one block: 128, 256 or 512 threads at a pack, 512 or 1,024 at two) in place of a row group beside
-// col_sums blocks; returns whether it did.
+// A backward of one row of whole aligned packs, up to 2,048, takes bwd_one_row (one block: 128, 256 or 512 threads
+// at a pack, 512 or 1,024 at two) in place of a row group beside col_sums blocks; returns whether it did.
+// NORM_BWD_ONE_ROW=0 never does (read once; for experiments).
 inline bool bwd_one_row_on() {
-  static const bool on = opcore::env_int("NORM_BWD_ONE_ROW", 0) != 0;
+  static const bool on = opcore::env_int("NORM_BWD_ONE_ROW", 1) != 0;
   return on;
 }
 template <typename T, typename W, bool kCenter>
