@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_fwd_l2 norm_bwd_one_row norm_words_slower (rows:
+# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_words_slower (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
 # finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with one-element packs,
@@ -20,7 +20,7 @@
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
-# without the one-row kernel; norm_fwd_l2: the norm forwards with and without the L2 re-read kernel;
+# without the one-row kernel;
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
@@ -29,7 +29,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_fwd_l2 norm_bwd_one_row norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -412,18 +412,6 @@ section_norm_bwd_one_row() {
   bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=0 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/norm_bwd_one_row_timeline.log" 2>&1
-}
-
-# The norm sweeps' and named suites' forwards without the L2 re-read kernel (NORM_FWD_L2=0: rows past 1,024 packs
-# whose register grid is more than a wave stay in registers), compared with the default, and the two forwards of
-# just over a wave on it, their kernels after the L2 flushes beside torch.compile's.
-section_norm_fwd_l2() {
-  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm'
-  local C=("$R(Tensor([406, 16384],\"float16\"), [16384], Tensor([16384],\"float16\"), 1e-06, )"
-    "$L(Tensor([272, 12288],\"float32\"), [12288], Tensor([12288],\"float32\"), Tensor([12288],\"float32\"), 1e-05, )")
-  suite_ab norm_fwd_l2 fwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_FWD_L2=0
-  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions fwd "${C[@]}" \
-    >"$out/norm_fwd_l2_timeline.log" 2>&1
 }
 
 # lerp-design.md, known gaps: the two backwards that run gen_r with one-element packs: each kernel after the

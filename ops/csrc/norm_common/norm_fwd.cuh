@@ -9,9 +9,6 @@
 //   fwd_staged: rows of whole aligned packs, a block per row, the row copied into shared memory by the bulk
 //             copy engine (sm_90+), then read from there for the sums and for y: occupancy set by shared
 //             memory, not by registers holding the row.
-//   fwd_l2  : rows of whole aligned packs, a block per row holding kUnroll packs a thread at a time: the row
-//             read from memory for its sums, then again (from L2) for y (layer_norm: three reads), so few
-//             registers, and a grid past the register kernel's wave is resident at once.
 //   fwd_loop: any row length or alignment: a block per row, scalar accesses, the row read twice
 //             (three times for layer_norm) from L1/L2.
 #pragma once
@@ -227,70 +224,6 @@ __global__ void __launch_bounds__(kThreads, (sizeof(W) > sizeof(T) ? 1536 : 2048
     for (int k = 0; k < V; ++k) o[k] = (xp.get(k) - mu) * rs * wv[k] + bv[k];
     store_pack<T, V>(yr + p * V, pack_of<T, V>(o));
   }
-}
-
-// A pass of fwd_l2's block over its row: kUnroll packs a thread loaded before any is used, each handed to f(p, pack).
-template <typename T, int V, int kThreads, int kUnroll, typename F>
-__device__ __forceinline__ void l2_pass(const T* xr, int packs, F&& f) {
-#pragma unroll 1
-  for (int p0 = threadIdx.x; p0 < packs; p0 += kThreads * kUnroll) {
-    Pack<T, V> xp[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int p = p0 + u * kThreads;
-      if (p < packs) xp[u] = load_pack<T, V>(xr + p * V);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int p = p0 + u * kThreads;
-      if (p < packs) f(p, xp[u]);
-    }
-  }
-}
-
-template <typename T, typename W, bool kCenter, int kThreads, int kUnroll>
-__global__ void __launch_bounds__(kThreads)
-    fwd_l2(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
-           float* __restrict__ mean, float* __restrict__ rstd, int cols, float eps) {
-  constexpr int V = 16 / sizeof(T);
-  __shared__ float smem[2 * 32];
-  const int64_t row = blockIdx.x;
-  const int packs = cols / V;
-  const T* xr = x + row * cols;
-  const float inv_n = 1.f / static_cast<float>(cols);
-  float mu = 0.f;
-  if constexpr (kCenter) {
-    float s[1] = {0.f};
-    l2_pass<T, V, kThreads, kUnroll>(xr, packs, [&](int, const Pack<T, V>& xp) {
-#pragma unroll
-      for (int k = 0; k < V; ++k) s[0] += xp.get(k);
-    });
-    group_sum<kThreads, 1>(s, smem);
-    mu = s[0] * inv_n;
-  }
-  float q[1] = {0.f};
-  l2_pass<T, V, kThreads, kUnroll>(xr, packs, [&](int, const Pack<T, V>& xp) {
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const float d = xp.get(k) - mu;
-      q[0] += d * d;
-    }
-  });
-  group_sum<kThreads, 1>(q, smem);
-  const float rs = rsqrtf(q[0] * inv_n + eps);
-  if (threadIdx.x == 0) {
-    if constexpr (kCenter) mean[row] = mu;
-    rstd[row] = rs;
-  }
-  T* yr = y + row * cols;
-  l2_pass<T, V, kThreads, kUnroll>(xr, packs, [&](int p, const Pack<T, V>& xp) {
-    float wv[V], bv[V], o[V];
-    load_param<W, V>(w, p * V, 1.f, wv);
-    load_param<W, V>(b, p * V, 0.f, bv);
-#pragma unroll
-    for (int k = 0; k < V; ++k) o[k] = (xp.get(k) - mu) * rs * wv[k] + bv[k];
-    store_pack<T, V>(yr + p * V, pack_of<T, V>(o));
-  });
 }
 
 template <typename T, typename W, bool kCenter>

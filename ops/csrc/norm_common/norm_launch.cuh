@@ -20,6 +20,8 @@
 // Small grids of at most kColRows rows make dw/db in blocks of their own instead, by columns (col_sums).
 // A backward of few long rows whose x and dy fit in L2 takes neither: the split backward (split_takes,
 // norm_split.cuh) spreads each row over many blocks and makes dx and dw/db by columns, any alignment.
+// A backward of one row of whole aligned packs, up to 2,048, runs in one block that writes dx, dw and db
+// (bwd_one_row).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -246,25 +248,6 @@ bool launch_fwd_staged(const T* x, const W* w, const W* b, T* y, float* mean, fl
   return packs <= 128 * 4 ? go(std::integral_constant<int, 128>{}) : go(std::integral_constant<int, 256>{});
 }
 
-// Rows of whole aligned packs past 1,024 packs whose block-a-row register grid is more than a wave take fwd_l2
-// (256 threads, 4 packs a thread in flight) where its grid is resident at once and x fits in half of L2, so the
-// re-reads hit it. NORM_FWD_L2=0 never does (read once; for experiments).
-inline bool fwd_l2_on() {
-  static const bool on = opcore::env_int("NORM_FWD_L2", 1) != 0;
-  return on;
-}
-template <typename T, typename W, bool kCenter>
-bool launch_fwd_l2(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
-                   float eps, const DeviceInfo& dev, cudaStream_t stream) {
-  constexpr int V = 16 / sizeof(T), kThreads = 256, kUnroll = 4;
-  constexpr auto kernel = fwd_l2<T, W, kCenter, kThreads, kUnroll>;
-  if (cols / V <= kStagedMaxPacks || rows * cols * static_cast<int64_t>(sizeof(T)) > dev.l2 / 2 ||
-      rows > resident<kernel>(kThreads, 1, dev))
-    return false;
-  kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, w, b, y, mean, rstd, cols, eps);
-  return true;
-}
-
 // fwd_reg on clusters of exactly kCS blocks a row (1: none).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd>
 void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, float* rstd, int64_t rows, int cols,
@@ -278,9 +261,6 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
     constexpr auto plain = fwd_reg<T, W, kCenter, kTPR, kVecs, 1, false, FwdRead::kLate>;
     if (fwd_staged_on() && dev.clusters && blocks > resident<plain>(kBlock, 1, dev) &&
         launch_fwd_staged<T, W, kCenter>(x, w, b, y, mean, rstd, rows, cols, eps, dev, stream))
-      return;
-    if (fwd_l2_on() && blocks > resident<plain>(kBlock, 1, dev) &&
-        launch_fwd_l2<T, W, kCenter>(x, w, b, y, mean, rstd, rows, cols, eps, dev, stream))
       return;
   }
   if constexpr (fwd_has_early<T, kTPR, kVecs, kCS>()) {
@@ -613,7 +593,6 @@ void run_split(const T* dy, const T* x, const W* w, const float* mean, const flo
   }
 }
 
-// dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
 // A backward of one row of whole aligned packs, up to 2,048, takes bwd_one_row (one block: 128, 256 or 512 threads
 // at a pack, 512 or 1,024 at two) in place of a row group beside col_sums blocks; returns whether it did.
 // NORM_BWD_ONE_ROW=0 never does (read once; for experiments).
@@ -640,6 +619,7 @@ bool launch_bwd_one_row(const T* dy, const T* x, const W* w, const float* mean, 
   return false;
 }
 
+// dx always; dw / db (sums over rows) when not null. Deterministic: no atomics, fixed summation order.
 template <typename T, typename W, bool kCenter>
 void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw, W* db,
                    int64_t rows, int64_t cols, const Alloc& alloc, cudaStream_t stream) {
