@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_words_slower (rows:
+# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
 # finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with one-element packs,
@@ -20,7 +20,8 @@
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
-# without the one-row kernel;
+# without the one-row kernel; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than ours, its kernels
+# beside ours and torch.compile's, and ncu;
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
@@ -29,7 +30,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -412,6 +413,24 @@ section_norm_bwd_one_row() {
   bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=0 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/norm_bwd_one_row_timeline.log" 2>&1
+}
+
+# norms-design.md, known gaps, mid-size backwards: the sweeps' backwards that PyTorch eager runs faster than ours
+# (5-15 MB at a fifth of the copy bandwidth), each provider's kernels after the L2 flushes, then ncu of ours and
+# eager's (throughput, occupancy, launch, warp states, stalls by source line)
+section_norm_mid_bwd() {
+  local R='paddle.nn.functional.rms_norm' L='paddle.nn.functional.layer_norm' c specs=()
+  local C=("$L(Tensor([1278, 1897],\"bfloat16\"), [1897], Tensor([1897],\"bfloat16\"), Tensor([1897],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([513, 3072],\"float16\"), [3072], Tensor([3072],\"float16\"), Tensor([3072],\"float16\"), 1e-05, )"
+    "$L(Tensor([724, 1815],\"float32\"), [1815], Tensor([1815],\"float32\"), Tensor([1815],\"float32\"), 1e-05, )"
+    "$R(Tensor([772, 801],\"bfloat16\"), [801], Tensor([801],\"bfloat16\"), 1e-06, )")
+  python $here/diagnose.py timeline --providers torch,torch-compile,torch-ops --directions bwd "${C[@]}" \
+    >"$out/norm_mid_bwd.log" 2>&1
+  for c in "${C[@]}"; do specs+=("$c|torch-ops|bwd" "$c|torch|bwd"); done
+  ncu --clock-control none --cache-control all --profile-from-start off \
+    -k regex:"bwd_reg|bwd_loop|finalize|col_sums|cols_partial|write_partial|[Nn]orm|GammaBeta|[Gg]rad" \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_mid_bwd_ncu.log" 2>&1
 }
 
 # lerp-design.md, known gaps: the two backwards that run gen_r with one-element packs: each kernel after the
