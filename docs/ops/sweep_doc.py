@@ -44,10 +44,13 @@ def floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float:
     return max(move_us, launch_us)
 
 
-def copy_floor_us(rec: Record, peak_gbps: float | None, launch_us: float) -> float | None:
-    """The least time a kernel moving this case's bytes no faster than a device copy could take (the copy
-    timed beside it, never below :func:`floor_us`); None where the run did not time the copy."""
-    return max(rec.copy_us, floor_us(rec, peak_gbps, launch_us)) if rec.copy_us else None
+def copy_floor_us(rec: Record, fastest_us: float, peak_gbps: float | None, launch_us: float) -> float | None:
+    """The least time a kernel moving this case's bytes no faster than a device copy could take: the copy timed
+    beside it, or the case's fastest call of any provider where one beat the copy (the copy is no bound there),
+    never below :func:`floor_us`; None where the run did not time the copy."""
+    if not rec.copy_us:
+        return None
+    return max(min(rec.copy_us, fastest_us), floor_us(rec, peak_gbps, launch_us))
 
 
 def ceiling_cell(ratios: list[float]) -> str:
@@ -89,7 +92,8 @@ def targets(result: BenchResult) -> tuple[list[list[str]], list[list[str]]]:
                 continue
             best = min(fast, key=lambda r: r.median_us)
             floor = floor_us(ours, peak, launch_us)
-            copy_floor = copy_floor_us(ours, peak, launch_us)
+            fastest_us = min(r.median_us for r in row.values() if r.median_us)
+            copy_floor = copy_floor_us(ours, fastest_us, peak, launch_us)
             ratio = best.median_us / ours.median_us
             vs_fast.append(ratio)
             below += ratio < MIN_VS_FASTEST
@@ -140,9 +144,9 @@ def render(result: BenchResult, source: str) -> str:
                                                         if copies else [])]
     copy_note = (" Ceiling by a copy of the bytes: the same mean with each case's floor the device copy of its "
                  "bytes (a copy, or an add of two buffers into a third where the case reads about twice what "
-                 "it writes: `op_benchmark/floor.py`) timed beside it (`--copy-floor`), never below the floor "
-                 "above: what a kernel moving its bytes no faster than the device's own copy could reach (a practical "
-                 "bound: a kernel can beat the framework's copy by a few percent); "
+                 "it writes: `op_benchmark/floor.py`) timed beside it (`--copy-floor`), or the case's fastest "
+                 "call of any provider where one beat the copy, never below the floor above: what a kernel moving "
+                 "its bytes no faster than the device's own copy could reach (a practical bound); "
                  "`copy ceiling vs it` is that bound per case." if copies else "")
     rows = report.candidate_speedups(result.records, per_anchor=True)
     lines = [

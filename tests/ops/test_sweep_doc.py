@@ -22,11 +22,13 @@ def test_stopped_note_counts_full_and_partial_cases() -> None:
     assert sweep_doc.stopped_note(BenchResult({}, {}, recs[:8], interrupted=True)).endswith("2 in full.")
 
 
-def _timed(provider: str, median: float, copy_us: float | None = None, direction: str = "fwd") -> Record:
+def _timed(provider: str, median: float, copy_us: float | None = None, direction: str = "fwd",
+           rows: int = 4) -> Record:
     from op_benchmark.stats import Measurement
 
-    r = Record(case="paddle.nn.functional.rms_norm(x=Tensor([4, 8], 'float32'))", api="paddle.nn.functional.rms_norm",
-               provider=provider, direction=direction, device="gpu", method="events", bytes=3_000_000)
+    r = Record(case=f"paddle.nn.functional.rms_norm(x=Tensor([{rows}, 8], 'float32'))",
+               api="paddle.nn.functional.rms_norm", provider=provider, direction=direction, device="gpu",
+               method="events", bytes=3_000_000)
     r.set_measurement(Measurement.of([median] * 10), peak_gbps=3000.0)  # the bytes at 3,000 GB/s: 1 us
     r.copy_us = copy_us
     return r
@@ -40,12 +42,19 @@ def test_copy_floor_bounds_the_ceiling_where_the_run_timed_it() -> None:
     # The floor is the run's fastest call (8 us, longer than the bytes' 1 us): 10/8
     assert summary == [["rms_norm", "fwd", "1", "1.25x", "0", "1.25x", "1.25x", "no large case"]]
     assert len(cases[0]) == 8
-    copied = BenchResult(env, {"copy_floor": True}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0, 9.0)])
+    # A second case's 2 us calls make the launch floor 2 us; the first case's floor is then the copy's 9 us,
+    # shorter than every call of it (the fastest 10): 10 / 9
+    short = [_timed("torch-compile", 2.0, rows=2), _timed("torch-ops", 2.0, 2.0, rows=2)]
+    copied = BenchResult(env, {"copy_floor": True}, [_timed("torch-compile", 10.0), _timed("torch-ops", 12.0, 9.0),
+                                                    *short])
     summary, cases = sweep_doc.targets(copied)
-    assert summary[0][6:8] == ["1.25x", "1.11x (1.2x unreachable)"]  # 10 / the copy's 9 us
+    assert summary[0][6:8] == ["2.24x", "1.05x (1.2x unreachable)"]  # sqrt(10/2 * 2/2), sqrt(10/9 * 2/2)
     assert cases[0][-2:] == ["9.0", "1.11x"]
     text = sweep_doc.render(copied, "x.json")
     assert "--copy-floor" in text and "ceiling by a copy of the bytes" in text
+    # A call faster than the copy shows the copy is no bound there: the floor is that call (ours, 8 us)
+    beaten = BenchResult(env, {}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0, 9.0), *short])
+    assert sweep_doc.targets(beaten)[1][1][-2:] == ["9.0", "1.25x"]
     # A copy faster than the other floors never loosens them
     fast_copy = BenchResult(env, {}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0, 2.0)])
     assert sweep_doc.targets(fast_copy)[0][0][6:8] == ["1.25x", "1.25x"]
