@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
-# cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
+# cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
 # norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
@@ -12,6 +12,8 @@
 # the backwards over dout [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the
 # backwards with a full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights'
 # gradients over long rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE);
+# fwd_slower: the lerp sweep's broadcast forwards of 5 us and more below 0.95x of torch.compile, the kernels of
+# each after the L2 flushes and ncu of ours and Inductor's;
 # norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
 # 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
 # forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
@@ -30,7 +32,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -413,6 +415,26 @@ section_norm_bwd_one_row() {
   bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=0 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/norm_bwd_one_row_timeline.log" 2>&1
+}
+
+# The lerp sweep's broadcast forwards of 5 us and more that run below 0.95x of torch.compile (the sweep table of
+# record; most at 50-95% of the copy bandwidth where torch.compile's run at the device copy's speed): each
+# kernel after the L2 flushes, ours against torch.compile's, then ncu of both (throughput, occupancy, launch,
+# warp states, DRAM bytes)
+section_fwd_slower() {
+  local S=('paddle.lerp(Tensor([1, 1, 1, 8565, 94],"float64"), Tensor([2, 8, 3, 8565, 94],"float64"), Tensor([2, 8, 3, 8565, 94],"float64"), )'
+    'paddle.lerp(Tensor([364, 7492],"float16"), Tensor([364, 7492],"float16"), Tensor([1, 7492],"float16"), )'
+    'paddle.lerp(Tensor([2, 450894],"bfloat16"), Tensor([2, 450894],"bfloat16"), Tensor([1, 450894],"bfloat16"), )'
+    'paddle.lerp(Tensor([9, 2, 5246, 31],"float16"), Tensor([9, 2, 5246, 31],"float16"), Tensor([1, 1, 5246, 1],"float16"), )'
+    'paddle.lerp(Tensor([2, 1, 1],"float16"), Tensor([2, 36615, 7],"float16"), Tensor([2, 36615, 7],"float16"), )')
+  local c specs=()
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions fwd "${S[@]}" \
+    >"$out/fwd_slower_timeline.log" 2>&1
+  for c in "${S[@]}"; do specs+=("$c|torch-ops|fwd" "$c|torch-compile|fwd"); done
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"fwd_|triton" \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --metrics "smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum" \
+    python $here/diagnose.py ncu-target "${specs[@]}" >"$out/fwd_slower_ncu.log" 2>&1
 }
 
 # norms-design.md, known gaps, mid-size backwards: the sweeps' backwards that PyTorch eager runs faster than ours
