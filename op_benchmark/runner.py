@@ -114,6 +114,7 @@ class _Active:
     clocks: list[int] = field(default_factory=list)
     throttled: int = 0
     keep: list[Any] = field(default_factory=list)  # tensors and graphs the sampler needs alive
+    backend: Any = None  # the framework backend it runs on
     reference: bool = False  # the copy floor: sampled like a provider, kept on their records, never emitted
     read_share: float = 0.5  # of the case's bytes, the share read (traffic.read_share): the copy floor's mix
 
@@ -239,17 +240,15 @@ class Runner:
             io = traffic.case_io(case, grad_flags, timed.outputs, timed.grad_outputs)
             rec.bytes = traffic.bytes_moved(case, direction, io)
             rec.flops = traffic.flops(case, direction)
-            self._warm_up(call.backend, timed.fn)
-            sampler = make_timer(call.backend, cfg.method).bind(timed.fn)
-            for _ in range(2):  # the sampler's own first calls: flush buffer, events, graph upload
-                sampler()
+            sampler = self._ready_sampler(call.backend, timed.fn)
         except Exception as e:
             rec.status, rec.error = classify(e, _framework(provider_name))
             self._emit(rec)
             if rec.status == "oom":
                 _release([provider_name], cfg.device, freeze=False)
             return None
-        return _Active(rec, sampler, keep=[call, timed], read_share=traffic.read_share(direction, io))
+        return _Active(rec, sampler, keep=[call, timed], backend=call.backend,
+                       read_share=traffic.read_share(direction, io))
 
     def _copy_reference(self, case: Case, direction: str, active: list[_Active]) -> _Active | None:
         """The copy floor's sampler for this case and direction (floor.py), on the backend of the provider whose
@@ -259,17 +258,22 @@ class Runner:
         nbytes = widest.record.bytes or 0
         if not nbytes:
             return None
-        backend = widest.keep[0].backend
         try:
-            fn = floor.copy_call(backend, nbytes, widest.read_share)
-            self._warm_up(backend, fn)
-            sampler = make_timer(backend, self.config.method).bind(fn)
-            for _ in range(2):
-                sampler()
+            fn = floor.copy_call(widest.backend, nbytes, widest.read_share)
+            sampler = self._ready_sampler(widest.backend, fn)
         except Exception:  # noqa: BLE001 - out of memory for the copy's buffers: the case runs without it
             return None
         rec = self._record(case, "copy", direction, bytes=nbytes)
-        return _Active(rec, sampler, keep=[fn], reference=True)
+        return _Active(rec, sampler, keep=[fn], backend=widest.backend, reference=True)
+
+    def _ready_sampler(self, backend: Any, fn: Callable[[], Any]) -> Sampler:
+        """``fn`` warmed up, then bound to the config's timer and called twice: the sampler's own first calls
+        (flush buffer, events, graph upload) stay out of the samples."""
+        self._warm_up(backend, fn)
+        sampler = make_timer(backend, self.config.method).bind(fn)
+        for _ in range(2):
+            sampler()
+        return sampler
 
     def _warm_up(self, backend: Any, fn: Callable[[], Any]) -> None:
         """First call (JIT builds, autotuning) untimed, then calls until ``warmup_s`` and 3 calls."""

@@ -11,8 +11,8 @@ bound: a case cannot take less than the bytes that must move at the copy bandwid
 call of the run (one launch, L2 flushed); so no kernel can be more than ``anchor time / that floor`` faster than
 an anchor, and the geometric mean of those ceilings bounds the reachable geometric mean. Where the run timed
 a device copy of each case's bytes beside it (``opbench bench --copy-floor``: ``copy_us``), a second, tighter
-ceiling takes that copy as the floor: what a kernel moving its bytes no faster than the device's own copy
-could reach.
+ceiling takes that copy as the floor, or the case's fastest call where one beat the copy: what a kernel moving
+its bytes no faster than the device's own copy could reach.
 """
 
 from __future__ import annotations
