@@ -230,7 +230,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 @pytest.mark.parametrize(
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
-             "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW"]
+             "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -245,7 +245,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     (NORM_BWD_SPLIT=0), clusters of the table's 8 blocks whatever the row (NORM_ROW_CLUSTER=0), and the split
     backward's scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0), and the forward's rows in registers
     where they would be staged in shared memory (NORM_FWD_STAGED=0), and one-row backwards as a row group beside
-    col_sums blocks, not in one block (NORM_BWD_ONE_ROW=0) stay correct: the GPU cases again in a fresh process with the
+    col_sums blocks, not in one block (NORM_BWD_ONE_ROW=0), and grids of a few long rows a block without clusters
+    that add their partial rows (NORM_BWD_PART_CLUSTERS=0) stay correct: the GPU cases again in a fresh process with the
     knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]

@@ -379,15 +379,23 @@ constexpr int kReduceCS = 8;         // blocks of a one-block-a-row backward who
 constexpr int64_t kSmallGrid = 128;  // grids of up to this many blocks leave their partial rows to finalize
 constexpr int kShortRow = 2048;      // rows up to this long, in grids looping over rows, are added in clusters
 constexpr int kSmemBuckets = 64;     // shared-memory sizes, in 4 KB steps, whose wave sizes are remembered
+constexpr double kPartShare = 0.25;  // partial rows past this share of a call's row bytes are added in clusters
+// NORM_BWD_PART_CLUSTERS=0 leaves such grids without clusters (read once; for experiments).
+inline bool part_clusters_on() {
+  static const bool on = opcore::env_int("NORM_BWD_PART_CLUSTERS", 1) != 0;
+  return on;
+}
 
 // Runs bwd_reg (on clusters of exactly kCS blocks a row where kCS > 1) on a grid of at most one full wave of
 // resident blocks (clusters); returns the partial rows written (0: the grid left one and wrote dw/db itself,
 // or col_sums blocks of the grid made them). On sm_90+ a grid of one block a row (kCS == 1) may run as
 // clusters of kReduceCS blocks that add their partial rows before writing them: where it has more than
 // kSmallGrid blocks and either a block a row group (as many partial rows as row groups, more bytes than the
-// rows themselves) or short rows (a wave of many small blocks). Small grids (a cluster's syncs and remote
-// reads cost more than a finalize launch) and long rows in a looping grid (few partial rows) measured slower
-// in clusters.
+// rows themselves) or short rows (a wave of many small blocks), or long rows in a grid of a few rows a block
+// whose partial rows would be more than kPartShare of the rows' bytes (H200: layer_norm [1649,2587] bf16
+// 33.1 -> 30.4 us, 17 other such calls of the sweeps and suites the same; docs/ops/norms-design.md). Small
+// grids (a cluster's syncs and remote reads cost more than a finalize launch) and long rows in a grid looping
+// over many rows (few partial rows) measured slower in clusters.
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks>
 int64_t launch_bwd_reg_at(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, W* dw,
                           W* db, const Alloc& alloc, float** pw, float** pb, int64_t rows, int cols, int off0,
@@ -430,7 +438,13 @@ int64_t launch_bwd_reg_at(const T* dy, const T* x, const W* w, const float* mean
       waves[dev][bucket][1] = wave[1];
     }
   }
-  const bool reduce = clusters && needed > kSmallGrid && (needed <= wave[1] || cols <= kShortRow);
+  // Without clusters, a partial row of dw (and db) a block: more than kPartShare of the bytes the rows move
+  // (x, dy, dx) in grids of a few rows a block.
+  const int64_t plain_parts = std::min(needed, wave[0]);
+  const double part_bytes = static_cast<double>(plain_parts) * cols * sizeof(float) * (kCenter ? 2 : 1);
+  const double row_bytes = 3.0 * static_cast<double>(rows) * cols * sizeof(T);
+  const bool many_parts = part_clusters_on() && part_bytes > kPartShare * row_bytes;
+  const bool reduce = clusters && needed > kSmallGrid && (needed <= wave[1] || cols <= kShortRow || many_parts);
   // Where groups of odd rows loop over rows, their number is a multiple of V (every row of a group splits
   // alike; V / kRPB divides kReduceCS); whole-pack rows all split alike anyway. A clustered grid with no
   // more groups than rows may have idle blocks, up to a cluster's.
