@@ -31,7 +31,7 @@
 #               (ab_new2, ab_base2) and keeps only the verdicts both orders give (compare --again); AB_WORK
 #               (default /tmp/opbench_ab) holds the base tree and both builds' caches
 # paddle-check: compile-checks the Paddle CUDA bindings (lerp, rms_norm, layer_norm) against Paddle's headers in .paddle_include/inc.tgz
-#               (the framework-free cores they call, <op>_<dtype>.cu, are the torch build's too), made
+#               (the framework-free cores they call, <op>_<dtype>.cu and the norms' <op>_<dtype>_fwd/_bwd.cu, are the torch build's too), made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
 # number of failed steps. Clocks and device settings are only read, never changed.

@@ -80,11 +80,14 @@ def openmp_flags(framework: str) -> tuple[list[str], list[str]]:
     return ["-fopenmp"], [str(libs[0]), f"-Wl,-rpath,{libs[0].parent}"]
 CUDA_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr"]
 
-# The framework-free CUDA cores, one compile unit an element type: the bindings only declare the cores'
-# entry points, so a GPU build compiles these in parallel (ninja, a job a core) instead of one long unit.
+# The framework-free CUDA cores, one compile unit an element type (the norms: an element type and direction,
+# forward and backward each about half of a 2-byte layer_norm unit's compile time): the bindings only declare
+# the cores' entry points, so a GPU build compiles these in parallel (ninja, a job a core) instead of one long
+# unit.
 GPU_DTYPES = ("f32", "f16", "bf16")
 LERP_GPU_CORE = [f"lerp/lerp_{t}.cu" for t in (*GPU_DTYPES, "f64")]
-NORM_GPU_CORE = [f"{op}/{op}_{t}.cu" for op in ("rms_norm", "layer_norm") for t in GPU_DTYPES]
+NORM_GPU_CORE = [f"{op}/{op}_{t}_{d}.cu" for op in ("rms_norm", "layer_norm") for t in GPU_DTYPES
+                 for d in ("fwd", "bwd")]
 
 # Each extension: its folders under ops/csrc (their headers, .h and .cuh, enter the build key; each is on
 # the include path) and its sources per (framework, device), as "folder/file".

@@ -3,8 +3,8 @@
 // __nv_bfloat16; W (weight, bias): T or float; fp32 accumulation, two-pass variance from registers.
 // The kernels and paths are norm_common's (norm_launch.cuh), with kCenter = true. Backward dw, db:
 // fp32 partial rows added in a fixed order (the same bits every run, no atomics). The engine is compiled by
-// layer_norm_<dtype>.cu, one element type each; this header only declares it, so a binding that includes it
-// compiles no kernel.
+// layer_norm_<dtype>_fwd.cu and _bwd.cu, one element type and direction each; this header only declares it,
+// so a binding that includes it compiles no kernel.
 #pragma once
 
 #include "norm_common/norm_gpu.h"

@@ -1,6 +1,7 @@
 // The norm engine's GPU entry points as the ops' headers and bindings see them: declarations only, so a
-// binding compiles no kernel. The definitions are norm_launch.cuh's; each op's <op>_<dtype>.cu instantiates
-// them for one element type (NORM_INSTANTIATE), so a build compiles the dtypes in parallel.
+// binding compiles no kernel. The definitions are norm_launch.cuh's; each op's <op>_<dtype>_fwd.cu and
+// _bwd.cu instantiate them for one element type and direction (NORM_INSTANTIATE_FWD/_BWD), so a build compiles
+// them in parallel.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -3,8 +3,8 @@
 // W (weight): T or float; fp32 accumulation. The kernels are norm_common's, with kCenter = false.
 // Paths (a warp, a block or a cluster of blocks per row with the row in registers, or a loop for rows
 // past those) are chosen in norm_common/norm_launch.cuh. Backward dw: fp32 partial rows added in a fixed
-// order (the same bits every run, no atomics). The engine is compiled by rms_norm_<dtype>.cu, one element
-// type each; this header only declares it, so a binding that includes it compiles no kernel.
+// order (the same bits every run, no atomics). The engine is compiled by rms_norm_<dtype>_fwd.cu and _bwd.cu,
+// one element type and direction each; this header only declares it, so a binding that includes it compiles no kernel.
 #pragma once
 
 #include "norm_common/norm_gpu.h"

@@ -1,0 +1,5 @@
+// layer_norm's GPU forward kernels for float (norm_common's engine with kCenter = true),
+// parameters in float; the backward is layer_norm_f32_bwd.cu's, compiled beside it.
+#include "norm_common/norm_launch.cuh"
+
+NORM_INSTANTIATE_FWD(float, float, true)

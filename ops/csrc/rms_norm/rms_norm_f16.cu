@@ -1,5 +1,0 @@
-// rms_norm's GPU kernels for __half (norm_common's engine with kCenter = false), parameters in __half or float.
-#include "norm_common/norm_launch.cuh"
-
-NORM_INSTANTIATE(__half, __half, false)
-NORM_INSTANTIATE(__half, float, false)

@@ -1,4 +1,0 @@
-// rms_norm's GPU kernels for float (norm_common's engine with kCenter = false), parameters in float.
-#include "norm_common/norm_launch.cuh"
-
-NORM_INSTANTIATE(float, float, false)
