@@ -438,10 +438,11 @@ int64_t launch_bwd_reg_at(const T* dy, const T* x, const W* w, const float* mean
       waves[dev][bucket][1] = wave[1];
     }
   }
-  // Without clusters, a partial row of dw (and db) a block: more than kPartShare of the bytes the rows move
-  // (x, dy, dx) in grids of a few rows a block.
+  // Without clusters, a partial row of each of dw and db asked for a block: more than kPartShare of the bytes
+  // the rows move (x, dy, dx) in grids of a few rows a block.
   const int64_t plain_parts = std::min(needed, wave[0]);
-  const double part_bytes = static_cast<double>(plain_parts) * cols * sizeof(float) * (kCenter ? 2 : 1);
+  const int sums = (dw != nullptr) + (db != nullptr);
+  const double part_bytes = static_cast<double>(plain_parts) * cols * sizeof(float) * sums;
   const double row_bytes = 3.0 * static_cast<double>(rows) * cols * sizeof(T);
   const bool many_parts = part_clusters_on() && part_bytes > kPartShare * row_bytes;
   const bool reduce = clusters && needed > kSmallGrid && (needed <= wave[1] || cols <= kShortRow || many_parts);
