@@ -4,7 +4,8 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower (rows:
+# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_mid_bwd
+# norm_words_slower (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
 # finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with one-element packs,
@@ -22,8 +23,9 @@
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
-# without the one-row kernel; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than ours, its kernels
-# beside ours and torch.compile's, and ncu;
+# without the one-row kernel; norm_part_clusters: the norm backwards with and without clusters adding the partial
+# rows of grids of a few long rows a block; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
+# ours, its kernels beside ours and torch.compile's, and ncu;
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
@@ -32,7 +34,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_mid_bwd norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_mid_bwd norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -415,6 +417,13 @@ section_norm_bwd_one_row() {
   bwd_ab norm_bwd_one_row_cases 300 "" NORM_BWD_ONE_ROW=0 -- "${C[@]}"
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${C[@]}" \
     >"$out/norm_bwd_one_row_timeline.log" 2>&1
+}
+
+# norms-design.md, clusters of partial rows: the norm sweeps' and named suites' backwards with the partial rows of
+# grids of a few long rows a block written by every block (NORM_BWD_PART_CLUSTERS=0), compared with the default
+# (their partial rows added in clusters first)
+section_norm_part_clusters() {
+  suite_ab norm_part_clusters bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_PART_CLUSTERS=0
 }
 
 # The lerp sweep's broadcast forwards of 5 us and more that run below 0.95x of torch.compile (the sweep table of
