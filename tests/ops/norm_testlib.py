@@ -57,9 +57,23 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "small_grid_odd": ((5, 2001), "f32", "f32"),
     "few_rows_16384": ((3, 16384), "same", "same"),  # fwd: a 512-thread block a row at 32 values, not a cluster
     "few_rows_odd": ((2, 12001), "same", None),
-    # a block a row, more than 128 blocks: clusters of 8 add their blocks' sums (sm_90+)
+    # a block a row, more than 128 blocks: clusters of 8 add their blocks' sums (sm_90+) where the two-pass
+    # backward does not take them (NORM_BWD_DX_PASS=0, the knob test; block_4096 in f32, warp_1024 and
+    # odd_many_rows by default)
     "cluster_rows": ((400, 3000), "same", None),
     "cluster_rows_odd": ((300, 1999), "same", "same"),
+    # bwd, past a small grid, up to 1,024 rows a dw/db sum asked for, x and dy in half of L2: the two-pass
+    # backward (the dx pass, then col_pass by columns in clusters of row slices); col_pass loads of 8, 4, 2 or 1
+    # elements
+    "two_pass_warp_rows": ((700, 500), "same", "same"),  # 2-byte: warps at 2 packs, 4 rows a block
+    "two_pass_odd": ((1278, 1897), "same", "same"),  # layer_norm (rms_norm: past 1,024 rows, the table)
+    "two_pass_whole": ((513, 3072), "same", "same"),  # col_pass at 4 elements a load
+    "two_pass_f32_params": ((1024, 768), "f32", "f32"),  # col_pass's fewest columns a block
+    "two_pass_512x2": ((300, 8000), "same", None),  # 2-byte: 512 threads at 2 packs (f32: the table's kernels)
+    "two_pass_bias_only": ((600, 1000), None, "same"),  # layer_norm's db alone (rms_norm: the dx pass alone)
+    # bwd without dw/db past a small grid: the dx pass alone, at any size
+    "dx_pass_no_params": ((2500, 1000), None, None),
+    "dx_pass_odd_no_params": ((3000, 4095), None, None),
     # small grids of at most 128 rows: dw/db made by column blocks of the backward's grid (col_sums)
     "cols_64_rows": ((64, 1024), "same", "same"),  # warps, one batch a column lane (16 lanes of 4 rows)
     "cols_two_batches": ((100, 7000), "same", "same"),  # two batches a lane

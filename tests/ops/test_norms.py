@@ -230,7 +230,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 @pytest.mark.parametrize(
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
-             "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS"]
+             "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -246,7 +246,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     backward's scalar accesses on rows of whole packs (NORM_SPLIT_VEC=0), and the forward's rows in registers
     where they would be staged in shared memory (NORM_FWD_STAGED=0), and one-row backwards as a row group beside
     col_sums blocks, not in one block (NORM_BWD_ONE_ROW=0), and grids of a few long rows a block without clusters
-    that add their partial rows (NORM_BWD_PART_CLUSTERS=0) stay correct: the GPU cases again in a fresh process with the
+    that add their partial rows (NORM_BWD_PART_CLUSTERS=0), and mid-size grids on the row kernels with dw/db sums,
+    not the dx pass and col_pass (NORM_BWD_DX_PASS=0), stay correct: the GPU cases again in a fresh process with the
     knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -370,6 +371,51 @@ def test_cuda_staged_forward_taken(kind: str, norm_torch: Any, shape: tuple[int,
     names = [e.name for e in prof.events() if "norm_core" in e.name]
     assert names, [e.name for e in prof.events()]
     assert any("fwd_staged" in n for n in names) == staged, names
+
+
+@pytest.mark.parametrize(("shape", "dtype", "grads", "dx_pass", "col_pass"), [
+    ((1278, 1897), "bfloat16", True, "layer_norm", "layer_norm"),  # 9.7 MB of x and dy; dw and db: 2,048 rows
+    ((1024, 768), "float32", True, True, True),  # dw alone: up to 1,024 rows
+    ((1025, 768), "float32", True, "layer_norm", "layer_norm"),
+    ((2049, 768), "float32", True, False, False),
+    ((3000, 2048), "float32", True, False, False),  # 49 MB: past half of L2
+    ((3000, 2048), "float32", False, True, False),  # no dw/db: the dx pass alone, at any size
+    ((1278, 1897), "bfloat16", False, True, False),
+    ((1024, 8192), "bfloat16", False, True, False),  # 512 threads at 2 packs
+    ((1024, 8200), "bfloat16", False, False, False),  # past 1,024 packs: the table's kernels
+    ((120, 3000), "float16", True, False, False),  # a small grid: dw/db by col_sums blocks in the row kernel's grid
+    ((120, 3000), "float16", False, False, False),  # a small grid: the early row kernel
+])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_dx_pass_taken(kind: str, norm_torch: Any, shape: tuple[int, ...], dtype: str, grads: bool,
+                            dx_pass: bool | str, col_pass: bool | str) -> None:
+    """The backward takes the dx pass (bwd_reg without dw/db sums) past a small grid for rows of up to 1,024
+    packs: alone where no dw/db is asked for, and where they are, followed by col_pass for up to 1,024 rows a
+    sum asked for (rms_norm's dw; layer_norm's dw and db) whose x and dy fit in half of L2; a name in place of
+    True: that op's calls alone (kernel names under the profiler; GPUs of the SMs and L2 the cases are sized
+    for, as the H100's 132 and 50 MB)."""
+    import ops
+
+    torch = norm_torch
+    props = torch.cuda.get_device_properties(0)
+    if not (120 <= props.multi_processor_count < 1278 and 26 * 2**20 <= props.L2_cache_size <= 96 * 2**20):
+        pytest.skip("the cases are sized for 120 SMs or more and 26-96 MB of L2")
+    x = torch.randn(shape, device="cuda", dtype=getattr(torch, dtype), requires_grad=True)
+    params = [torch.randn(shape[-1], device="cuda", dtype=x.dtype, requires_grad=grads)
+              for _ in range(2 if kind == "layer_norm" else 1)]
+    y = getattr(ops, kind)(x, *params, epsilon=EPS[kind])
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        torch.autograd.grad(y, [x, *params] if grads else [x], torch.ones_like(y))
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if "norm_core" in e.name]
+    assert names, [e.name for e in prof.events()]
+    dx_pass = dx_pass if isinstance(dx_pass, bool) else dx_pass == kind
+    col_pass = col_pass if isinstance(col_pass, bool) else col_pass == kind
+    assert any(re.search(r"bwd_reg<.*, false, false>", n) for n in names) == dx_pass, names
+    assert any("col_pass" in n for n in names) == col_pass, names
+    if dx_pass:
+        assert not any("finalize" in n for n in names), names
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

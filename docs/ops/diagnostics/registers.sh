@@ -5,7 +5,7 @@
 # OP: lerp, or norms (rms_norm and layer_norm: norm_core's fwd_reg/bwd_reg<T, W, kCenter, threads per row,
 # packs per thread, blocks per row, loose elements, then fwd: when the loads go out (FwdRead: 0 late, 1 prefetch,
 # 2 batched, 3 early); bwd: blocks an SM the shared-memory sums are held to (0: register sums), early parameter
-# reads>, the loop kernels and finalize). The translation unit below instantiates the host entry points
+# reads, dw/db sums (false: the dx pass)>, col_pass, the loop kernels and finalize). The translation unit below instantiates the host entry points
 # (lerp.cuh's; norm_launch.cuh's engine) for every dtype, hence every kernel.
 set -euo pipefail
 arch=${1:-sm_90}

@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_mid_bwd
+# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
@@ -24,7 +24,9 @@
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
 # without the one-row kernel; norm_part_clusters: the norm backwards with and without clusters adding the partial
-# rows of grids of a few long rows a block; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
+# rows of grids of a few long rows a block; norm_dx_pass: the norm backwards with and without the dx pass and
+# col_pass, and backwards without dw/db on the dx pass alone and without it, and the mid-size backwards' kernels
+# without it; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
 # ours, its kernels beside ours and torch.compile's, and ncu;
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
@@ -34,7 +36,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_mid_bwd norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -426,6 +428,25 @@ section_norm_part_clusters() {
   suite_ab norm_part_clusters bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_PART_CLUSTERS=0
 }
 
+# norms-design.md, the dx pass: the norm sweeps' and named suites' backwards on the table's kernels with dw/db sums
+# (NORM_BWD_DX_PASS=0), compared with the default (the two-pass backward where col_pass_fits), then backwards
+# that ask for no dw/db, past a small grid (the dx pass alone), each way; then the mid-size backwards' kernels
+# without the dx pass after the L2 flushes (norm_mid_bwd has them as built)
+section_norm_dx_pass() {
+  local L='paddle.nn.functional.layer_norm'
+  suite_ab norm_dx_pass bwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm" NORM_BWD_DX_PASS=0
+  local C=("$L(Tensor([8192, 4096],\"bfloat16\"), normalized_shape=[4096], epsilon=1e-05, )"
+    "$L(Tensor([4096, 1024],\"float16\"), normalized_shape=[1024], epsilon=1e-05, )"
+    "$L(Tensor([65536, 768],\"bfloat16\"), normalized_shape=[768], epsilon=1e-05, )"
+    "$L(Tensor([3000, 4099],\"float32\"), normalized_shape=[4099], epsilon=1e-05, )")
+  bwd_ab norm_dx_pass_no_params 300 "" NORM_BWD_DX_PASS=0 -- "${C[@]}"
+  local M=("$L(Tensor([1278, 1897],\"bfloat16\"), [1897], Tensor([1897],\"bfloat16\"), Tensor([1897],\"bfloat16\"), 1e-05, )"
+    "$L(Tensor([513, 3072],\"float16\"), [3072], Tensor([3072],\"float16\"), Tensor([3072],\"float16\"), 1e-05, )"
+    "paddle.nn.functional.rms_norm(Tensor([772, 801],\"bfloat16\"), [801], Tensor([801],\"bfloat16\"), 1e-06, )")
+  NORM_BWD_DX_PASS=0 python $here/diagnose.py timeline --providers torch-ops --directions bwd "${M[@]}" \
+    >"$out/norm_dx_pass_timeline_off.log" 2>&1
+}
+
 # The lerp sweep's broadcast forwards of 5 us and more that run below 0.95x of torch.compile (the sweep table of
 # record; most at 50-95% of the copy bandwidth where torch.compile's run at the device copy's speed): each
 # kernel after the L2 flushes, ours against torch.compile's, then ncu of both (throughput, occupancy, launch,
@@ -459,7 +480,7 @@ section_norm_mid_bwd() {
     >"$out/norm_mid_bwd.log" 2>&1
   for c in "${C[@]}"; do specs+=("$c|torch-ops|bwd" "$c|torch|bwd"); done
   ncu --clock-control none --cache-control all --profile-from-start off \
-    -k regex:"bwd_reg|bwd_loop|finalize|col_sums|cols_partial|write_partial|[Nn]orm|GammaBeta|[Gg]rad" \
+    -k regex:"bwd_reg|bwd_loop|finalize|col_sums|col_pass|cols_partial|write_partial|[Nn]orm|GammaBeta|[Gg]rad" \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_mid_bwd_ncu.log" 2>&1
 }

@@ -16,6 +16,9 @@
 //   bwd_one_row : one row of whole aligned packs, at most 2,048: one block reads x, dy and
 //                 the weight once, kVecs packs a thread, and writes dx, and dw = dy * xhat, db = dy itself
 //                 (one row: nothing to add across rows), in one launch.
+//   bwd_reg<kSums = false>: the dx pass: row groups write dx alone (no dw/db terms: fewer registers, more
+//                 rows in flight), for calls without dw/db and, followed by
+//   col_pass    : dw/db by columns, from x and dy found in L2, for mid-size grids (the two-pass backward).
 //   bwd_loop    : any row length or alignment: a block per row, dx only, scalar accesses.
 //   cols_partial: dw/db for bwd_loop: (32 columns x a slice of rows) a block, one fp32 partial row
 //                 per slice.
@@ -189,9 +192,10 @@ __device__ __noinline__ void col_sums(const T* __restrict__ dy, const T* __restr
 // and held in registers (else read beside each row's sums, and again for dx), and x and dy are always read
 // first (kLoadsFirst): for grids of at most a block an SM (no register limit), where the reads' round trips
 // to memory are most of the time. kEarly grids may also carry col_sums blocks: blocks from `col_from` on make
-// dw/db by columns, and the row groups before them write dx alone (col_from == gridDim.x: none).
+// dw/db by columns, and the row groups before them write dx alone (col_from == gridDim.x: none). kSums ==
+// false: dx alone, no dw/db terms held or written (the dx pass; col_pass may make dw/db after it).
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, int kSmemBlocks,
-          bool kEarly>
+          bool kEarly, bool kSums = true>
 __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlocks)
     bwd_reg(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
             const float* __restrict__ mean, const float* __restrict__ rstd, T* __restrict__ dx,
@@ -199,8 +203,9 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
             int64_t rows, int cols, int off0, unsigned col_from) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
-  constexpr bool kSmem = kSmemBlocks > 0;
+  constexpr bool kSmem = kSmemBlocks > 0 && kSums;
   static_assert(!kSmem || kRPB == 1, "shared-memory sums: one row group a block");
+  static_assert(kSums || (!kEarly && kCS == 1), "dx alone: no early reads, no clusters");
   // Every pack's x and dy loads go out before any is used (loaded pack by pack beside the sums, each pack's
   // loads wait for the previous pack's sums: a round trip to memory a pack). Except in 2-byte clusters with
   // register-capped shared-memory sums that loop over rows, where pack by pack measured faster.
@@ -211,7 +216,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
       return;
     }
   }
-  const bool sums = col_from >= gridDim.x;  // the row groups make dw/db (no col_sums blocks)
+  [[maybe_unused]] const bool sums = col_from >= gridDim.x;  // the row groups make dw/db (no col_sums blocks)
   __shared__ float smem[2 * 32];
   __shared__ float slot[2];
   extern __shared__ float4 acc_smem[];  // kSmem: dw sums, then db sums, acc_floats(...) floats each
@@ -301,7 +306,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
           if constexpr (kSmem) {
             dw_[k] = g * xh;
             db_[k] = g;
-          } else {
+          } else if constexpr (kSums) {
             aw[i][k] += g * xh;
             if constexpr (kCenter) ab[i][k] += g;
           }
@@ -331,99 +336,101 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
       store_pack<T, V, kOdd>(dxr + p * V, pack_of<T, V>(o));
     }
     if (sp.has_loose()) dxr[sp.loose - sp.head] = from_f32<T>(rs * (ge * we - c2 - xhe * c1));
-    if constexpr (kOdd) {
+    if constexpr (kOdd && kSums) {
       ew += ge * xhe;
       eb += ge;
     }
   }
-  // One partial row per block or row cluster, or dw/db themselves where the grid leaves one row.
-  // Per thread: a row cluster's blocks (disjoint columns), and shared-memory sums of a block outside a
-  // cluster, write their own columns from their slots.
-  const int64_t prow = blockIdx.x / kCS;
-  auto store = [&](float (&acc)[kRegs][V], float* sm, float eacc, float* part, W* out) {
-    auto val = [&](int i, int k) -> float {
-      if constexpr (kSmem) {
-        return sm[at(i) + k];
-      } else {
-        return acc[i][k];
+  if constexpr (kSums) {
+    // One partial row per block or row cluster, or dw/db themselves where the grid leaves one row.
+    // Per thread: a row cluster's blocks (disjoint columns), and shared-memory sums of a block outside a
+    // cluster, write their own columns from their slots.
+    const int64_t prow = blockIdx.x / kCS;
+    auto store = [&](float (&acc)[kRegs][V], float* sm, float eacc, float* part, W* out) {
+      auto val = [&](int i, int k) -> float {
+        if constexpr (kSmem) {
+          return sm[at(i) + k];
+        } else {
+          return acc[i][k];
+        }
+      };
+  #pragma unroll
+      for (int i = 0; i < kVecs; ++i) {
+        const int p = gi + i * kSpan;
+        if (p >= sp.packs) continue;
+        const int c = sp.head + p * V;
+        if (!kOdd && out == nullptr) {  // 16-byte stores: a quarter of the store instructions of scalar ones
+          float* dst = part + prow * cols + c;
+  #pragma unroll
+          for (int k = 0; k < V; k += 4) {
+            *reinterpret_cast<float4*>(dst + k) = make_float4(val(i, k), val(i, k + 1), val(i, k + 2), val(i, k + 3));
+          }
+        } else {
+  #pragma unroll
+          for (int k = 0; k < V; ++k) put_sum(part, out, prow, cols, c + k, val(i, k));
+        }
       }
+      if (sp.has_loose()) put_sum(part, out, prow, cols, sp.loose, eacc);
     };
-#pragma unroll
-    for (int i = 0; i < kVecs; ++i) {
-      const int p = gi + i * kSpan;
-      if (p >= sp.packs) continue;
-      const int c = sp.head + p * V;
-      if (!kOdd && out == nullptr) {  // 16-byte stores: a quarter of the store instructions of scalar ones
-        float* dst = part + prow * cols + c;
-#pragma unroll
-        for (int k = 0; k < V; k += 4) {
-          *reinterpret_cast<float4*>(dst + k) = make_float4(val(i, k), val(i, k + 1), val(i, k + 2), val(i, k + 3));
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < V; ++k) put_sum(part, out, prow, cols, c + k, val(i, k));
+    if (!sums) return;
+    if (kCS > 1 || (kSmem && cluster_blocks() == 1)) {
+      if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);
+      if constexpr (kCenter) {
+        if (part_b != nullptr || db != nullptr) store(ab, sb, eb, part_b, db);
       }
+      return;
     }
-    if (sp.has_loose()) put_sum(part, out, prow, cols, sp.loose, eacc);
-  };
-  if (!sums) return;
-  if (kCS > 1 || (kSmem && cluster_blocks() == 1)) {
-    if (part_w != nullptr || dw != nullptr) store(aw, sw, ew, part_w, dw);
-    if constexpr (kCenter) {
-      if (part_b != nullptr || db != nullptr) store(ab, sb, eb, part_b, db);
-    }
-    return;
-  }
-  if constexpr (kCS == 1) {
-    // The block's row in column order (write_partial writes it, adding a cluster's rows first): the
-    // shared-memory sums (and the loose elements'), or the row groups' register sums added in shared
-    // memory in group order.
-    constexpr int kCols = kSmem ? 1 : kTPR * kVecs * V;  // the longest row this configuration takes
-    __shared__ float red[kSmem ? 1 : kRPB][kCols];
-    auto block_row = [&](float (&acc)[kRegs][V], float* sm, float eacc) -> float* {
-      if constexpr (kSmem) {
-        if constexpr (kOdd) {
-          // Slots to columns: the pack sums move right by the head (the same for all the block's rows),
-          // through registers; the loose elements' sums fill the columns of no pack.
-          float v[kVecs][V];
+    if constexpr (kCS == 1) {
+      // The block's row in column order (write_partial writes it, adding a cluster's rows first): the
+      // shared-memory sums (and the loose elements'), or the row groups' register sums added in shared
+      // memory in group order.
+      constexpr int kCols = kSmem ? 1 : kTPR * kVecs * V;  // the longest row this configuration takes
+      __shared__ float red[kSmem ? 1 : kRPB][kCols];
+      auto block_row = [&](float (&acc)[kRegs][V], float* sm, float eacc) -> float* {
+        if constexpr (kSmem) {
+          if constexpr (kOdd) {
+            // Slots to columns: the pack sums move right by the head (the same for all the block's rows),
+            // through registers; the loose elements' sums fill the columns of no pack.
+            float v[kVecs][V];
+            __syncthreads();
+  #pragma unroll
+            for (int i = 0; i < kVecs; ++i)
+  #pragma unroll
+              for (int k = 0; k < V; ++k) v[i][k] = gi + i * kSpan < sp.packs ? sm[at(i) + k] : 0.f;
+            __syncthreads();
+  #pragma unroll
+            for (int i = 0; i < kVecs; ++i)
+  #pragma unroll
+              for (int k = 0; k < V; ++k) {
+                if (gi + i * kSpan < sp.packs) sm[sp.head + at(i) + k] = v[i][k];
+              }
+            if (sp.has_loose()) sm[sp.loose] = eacc;
+          }
+          return sm;
+        } else {
+          const int g = threadIdx.x / kTPR;
+  #pragma unroll
+          for (int i = 0; i < kVecs; ++i) {
+            const int p = gi + i * kSpan;
+            if (p >= sp.packs) continue;
+  #pragma unroll
+            for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];
+          }
+          if (sp.has_loose()) red[g][sp.loose] = eacc;
           __syncthreads();
-#pragma unroll
-          for (int i = 0; i < kVecs; ++i)
-#pragma unroll
-            for (int k = 0; k < V; ++k) v[i][k] = gi + i * kSpan < sp.packs ? sm[at(i) + k] : 0.f;
-          __syncthreads();
-#pragma unroll
-          for (int i = 0; i < kVecs; ++i)
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-              if (gi + i * kSpan < sp.packs) sm[sp.head + at(i) + k] = v[i][k];
-            }
-          if (sp.has_loose()) sm[sp.loose] = eacc;
+          for (int c = threadIdx.x; c < cols; c += kBlock) {
+            float t = 0.f;
+  #pragma unroll
+            for (int r = 0; r < kRPB; ++r) t += red[r][c];
+            red[0][c] = t;  // column c is this thread's alone
+          }
+          return red[0];
         }
-        return sm;
-      } else {
-        const int g = threadIdx.x / kTPR;
-#pragma unroll
-        for (int i = 0; i < kVecs; ++i) {
-          const int p = gi + i * kSpan;
-          if (p >= sp.packs) continue;
-#pragma unroll
-          for (int k = 0; k < V; ++k) red[g][sp.head + p * V + k] = acc[i][k];
-        }
-        if (sp.has_loose()) red[g][sp.loose] = eacc;
-        __syncthreads();
-        for (int c = threadIdx.x; c < cols; c += kBlock) {
-          float t = 0.f;
-#pragma unroll
-          for (int r = 0; r < kRPB; ++r) t += red[r][c];
-          red[0][c] = t;  // column c is this thread's alone
-        }
-        return red[0];
+      };
+      if (part_w != nullptr || dw != nullptr) write_partial<W>(block_row(aw, sw, ew), cols, kBlock, part_w, dw);
+      if constexpr (kCenter) {
+        if (part_b != nullptr || db != nullptr) write_partial<W>(block_row(ab, sb, eb), cols, kBlock, part_b, db);
       }
-    };
-    if (part_w != nullptr || dw != nullptr) write_partial<W>(block_row(aw, sw, ew), cols, kBlock, part_w, dw);
-    if constexpr (kCenter) {
-      if (part_b != nullptr || db != nullptr) write_partial<W>(block_row(ab, sb, eb), cols, kBlock, part_b, db);
     }
   }
 }
@@ -493,6 +500,100 @@ __global__ void __launch_bounds__(1024)
     const float wg = to_f32(gr[c]) * (w != nullptr ? to_f32(w[c]) : 1.f);
     dxr[c] = from_f32<T>(rs * (wg - c2 - (to_f32(xr[c]) - mu) * rs * c1));
   }
+}
+
+// col_pass: a block of kPassThreads threads takes kPassCols groups of kE columns (a warp's lanes, consecutive
+// groups) in kPassLanes row lanes (the warps); a cluster of kPassCS blocks takes one block's columns, each
+// block a slice of the rows. kE: elements a thread reads at once (any divisor of 16 / sizeof(T) where rows are
+// whole 16-byte packs at 16-byte alignment; else 1).
+constexpr int kPassThreads = 256;
+constexpr int kPassCols = 32;
+constexpr int kPassLanes = kPassThreads / kPassCols;
+constexpr int kPassCS = 8;
+template <int kE>
+__host__ __device__ constexpr int pass_batch() {  // rows a lane loads before it uses any: 8 scalars or 4 loads
+  return kE == 1 ? 8 : 4;
+}
+
+// dw/db of rows [0, rows) by columns, from x and dy (found in L2 after the dx pass): block rank q of its
+// cluster adds the rows of slice q, each lane its rows in order, the lanes in order; then the cluster adds
+// its blocks' sums in rank order through distributed shared memory, each block writing a kPassCS-th of the
+// columns. The same bits every run, no partial rows, no finalize launch. Launched on sm_90+ only.
+template <typename T, typename W, bool kCenter, int kE>
+__global__ void __launch_bounds__(kPassThreads)
+    col_pass(const T* __restrict__ dy, const T* __restrict__ x, const float* __restrict__ mean,
+             const float* __restrict__ rstd, W* __restrict__ dw, W* __restrict__ db, int64_t rows, int cols) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kN = kPassCols * kE, kB = pass_batch<kE>();
+  __shared__ float red[kCenter ? 2 : 1][kPassLanes][kN];
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int64_t cb = blockIdx.x / kPassCS;
+  const int64_t per = (rows + kPassCS - 1) / kPassCS, r_end = min(rows, (rank + 1) * per);
+  const int tx = threadIdx.x % kPassCols, ly = threadIdx.x / kPassCols;
+  const int64_t c = cb * kN + tx * kE;
+  const bool in = c < cols;  // kE > 1: cols is a multiple of kE
+  float aw[kE], ab[kE];
+#pragma unroll
+  for (int k = 0; k < kE; ++k) aw[k] = ab[k] = 0.f;
+  for (int64_t r0 = rank * per + ly; r0 < r_end; r0 += kPassLanes * kB) {
+    Pack<T, kE> xv[kB], gv[kB];
+    float mu[kB], rs[kB];
+#pragma unroll
+    for (int i = 0; i < kB; ++i) {
+      const int64_t r = r0 + i * kPassLanes;
+      if (in && r < r_end) {
+        xv[i] = load_pack<T, kE>(x + r * cols + c);
+        gv[i] = load_pack<T, kE>(dy + r * cols + c);
+        mu[i] = kCenter ? mean[r] : 0.f;
+        rs[i] = rstd[r];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kB; ++i) {
+      if (!in || r0 + i * kPassLanes >= r_end) continue;
+#pragma unroll
+      for (int k = 0; k < kE; ++k) {
+        const float g = gv[i].get(k);
+        aw[k] += g * ((xv[i].get(k) - mu[i]) * rs[i]);
+        ab[k] += g;
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kE; ++k) {
+    red[0][ly][tx * kE + k] = aw[k];
+    if constexpr (kCenter) red[1][ly][tx * kE + k] = ab[k];
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < kN; j += kPassThreads) {  // the block's lanes, in order, into lane 0's slot
+#pragma unroll
+    for (int d = 0; d < (kCenter ? 2 : 1); ++d) {
+      float t = 0.f;
+#pragma unroll
+      for (int l = 0; l < kPassLanes; ++l) t += red[d][l][j];
+      red[d][0][j] = t;
+    }
+  }
+  cluster.sync();
+  constexpr int kSlice = (kN + kPassCS - 1) / kPassCS;  // the block's share of the columns to write
+  for (int j = rank * kSlice + static_cast<int>(threadIdx.x); j < min(kN, (rank + 1) * kSlice); j += kPassThreads) {
+    const int64_t cj = cb * kN + j;
+    if (cj >= cols) break;
+#pragma unroll
+    for (int d = 0; d < (kCenter ? 2 : 1); ++d) {
+      W* out = d == 0 ? dw : db;
+      if (out == nullptr) continue;
+      float t = 0.f;
+      for (int q = 0; q < kPassCS; ++q) t += cluster.map_shared_rank(&red[d][0][0], q)[j];
+      out[cj] = from_f32<W>(t);
+    }
+  }
+  cluster.sync();  // every block's sums stay alive until the cluster has read them
+#else
+  __trap();
+#endif
 }
 
 constexpr int kColsRowsPerSlice = 256;

@@ -21,7 +21,9 @@
 // A backward of few long rows whose x and dy fit in L2 takes neither: the split backward (split_takes,
 // norm_split.cuh) spreads each row over many blocks and makes dx and dw/db by columns, any alignment.
 // A backward of one row of whole aligned packs, up to 2,048, runs in one block that writes dx, dw and db
-// (bwd_one_row).
+// (bwd_one_row). Past a small grid, a backward of rows a kDxShapes shape holds takes the dx pass (row groups
+// holding no dw/db sums) where no dw/db is asked for, and where x and dy fit in half of L2 and the rows are
+// few enough (col_pass_fits), the dx pass and then col_pass for dw/db.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -386,6 +388,85 @@ inline bool part_clusters_on() {
   return on;
 }
 
+// The dx pass (bwd_reg<kSums = false> in a kDxShapes shape: dx alone, no dw/db sums held, so fewer registers
+// and more rows in flight) takes the rows a kDxShapes shape holds in grids of more than a small grid: where no
+// dw or db is asked for, alone; where they are, if x and dy together fit in kColPassL2Pct percent of L2 and
+// there are at most kColPassRowsPerSum rows for each of dw and db asked for, followed by col_pass, which makes
+// dw/db by columns from x and dy it finds in L2: the two-pass backward, no partial rows, no finalize launch.
+// col_pass's lanes take a round trip to L2 for every few rows they add, where the table's kernels write a
+// partial row of each sum a block: rms_norm rows of 1,561-1,810 ran 10-15% slower on it (H200, 2-byte, 2,048
+// and 2,560 long), layer_norm ones of 1,278-1,649 (dw and db) 4-16% faster (docs/ops/norms-design.md).
+// NORM_BWD_DX_PASS=0 never takes it; NORM_COL_PASS_L2_PCT sets the share (both read once; for experiments).
+constexpr int kColPassL2Pct = 50;
+constexpr int64_t kColPassRowsPerSum = 1024;
+inline bool dx_pass_on() {
+  static const bool on = opcore::env_int("NORM_BWD_DX_PASS", 1) != 0;
+  return on;
+}
+template <typename T>
+bool col_pass_fits(int64_t rows, int64_t cols, int sums, const DeviceInfo& dev) {
+  static const double share = opcore::env_int("NORM_COL_PASS_L2_PCT", kColPassL2Pct) / 100.0;
+  const double bytes = 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * sizeof(T);
+  return dev.clusters && rows <= kColPassRowsPerSum * sums && bytes <= share * static_cast<double>(dev.l2);
+}
+
+// col_pass with kE elements a load: the widest of 16 / sizeof(T), its halves, ..., 1 whose grid still gives
+// every SM a block (rows of whole aligned packs; else 1).
+template <typename T, typename W, bool kCenter, int kE>
+void launch_col_pass(const T* dy, const T* x, const float* mean, const float* rstd, W* dw, W* db, int64_t rows,
+                     int cols, bool whole, const DeviceInfo& dev, cudaStream_t stream) {
+  const int64_t blocks = (cols + kPassCols * kE - 1) / (kPassCols * kE) * kPassCS;
+  if constexpr (kE > 1) {
+    if (!whole || blocks < dev.sms) {
+      launch_col_pass<T, W, kCenter, kE / 2>(dy, x, mean, rstd, dw, db, rows, cols, whole, dev, stream);
+      return;
+    }
+  }
+  launch(col_pass<T, W, kCenter, kE>, blocks, kPassThreads, kPassCS, 0, stream, dy, x, mean, rstd, dw, db, rows,
+         cols);
+}
+
+// The dx pass, kKernel (bwd_reg<kSums = false>) on `needed` blocks of kBlock threads, or
+// a wave of them looping over the rows (a multiple of `step`: groups of odd rows, a multiple of V, as below).
+template <auto kKernel, int kBlock, typename T, typename W>
+void run_dx_pass(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, int64_t rows,
+                 int cols, int off0, int64_t needed, int64_t step, const DeviceInfo& dev, cudaStream_t stream) {
+  const int64_t full = resident<kKernel>(kBlock, 1, dev);
+  const auto blocks = static_cast<unsigned>(needed <= full ? needed : std::max(step, full / step * step));
+  kKernel<<<blocks, kBlock, 0, stream>>>(dy, x, w, mean, rstd, dx, nullptr, nullptr, nullptr, nullptr, rows, cols,
+                                         off0, blocks);
+}
+
+// Runs the dx pass where the first kDxShapes shape that holds the row needs more than a small grid: dx by
+// bwd_reg<kSums = false> on a grid of at most a wave; returns whether it did.
+template <typename T, typename W, bool kCenter>
+bool launch_dx_pass(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, int64_t rows,
+                    int cols, int off0, bool odd, const DeviceInfo& dev, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t packs = (cols + V - 1) / V;
+  int shape = -1;
+  for (size_t i = 0; i < std::size(kDxShapes) && shape < 0; ++i) {
+    if (static_cast<int64_t>(kDxShapes[i].tpr) * kDxShapes[i].vecs >= packs) shape = static_cast<int>(i);
+  }
+  if (shape < 0 || off0 < 0) return false;
+  bool ran = false;
+  with_config<std::size(kDxShapes)>(shape, [&](auto i) {
+    constexpr RegConfig r = kDxShapes[decltype(i)::value];
+    constexpr int kBlock = r.tpr < 128 ? 128 : r.tpr, kRPB = kBlock / r.tpr;
+    const int64_t needed = (rows + kRPB - 1) / kRPB;
+    if (small_grid(needed, dev)) return;
+    if (odd) {
+      run_dx_pass<bwd_reg<T, W, kCenter, r.tpr, r.vecs, 1, true, 0, false, false>, kBlock>(
+          dy, x, w, mean, rstd, dx, rows, cols, off0, needed, V > kRPB ? V / kRPB : 1, dev, stream);
+    } else {
+      run_dx_pass<bwd_reg<T, W, kCenter, r.tpr, r.vecs, 1, false, 0, false, false>, kBlock>(
+          dy, x, w, mean, rstd, dx, rows, cols, off0, needed, 1, dev, stream);
+    }
+    ran = true;
+  });
+  return ran;
+}
+
 // Runs bwd_reg (on clusters of exactly kCS blocks a row where kCS > 1) on a grid of at most one full wave of
 // resident blocks (clusters); returns the partial rows written (0: the grid left one and wrote dw/db itself,
 // or col_sums blocks of the grid made them). On sm_90+ a grid of one block a row (kCS == 1) may run as
@@ -648,12 +729,17 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     constexpr int V = 16 / sizeof(T);
     const int off0 = common_offset<T>({dy, x, dx});
     const bool odd = off0 != 0 || cols % V != 0 || !aligned16(w);  // loose elements
+    const int sums = (dw != nullptr) + (db != nullptr);
     const DeviceInfo dev = device_info();
     if (rows == 1 && !odd && aligned16(dw) && aligned16(db) && bwd_one_row_on() &&
         launch_bwd_one_row<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, c, stream)) {
       // dw and db written by the kernel: no partial rows
     } else if (split_takes<T>(rows, cols, dev)) {
       run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, !odd, alloc, dev, stream);
+    } else if (dx_pass_on() && (sums == 0 || col_pass_fits<T>(rows, cols, sums, dev)) &&
+               launch_dx_pass<T, W, kCenter>(dy, x, w, mean, rstd, dx, rows, c, off0, odd, dev, stream)) {
+      if (sums > 0) launch_col_pass<T, W, kCenter, V>(dy, x, mean, rstd, dw, db, rows, c, off0 == 0 && c % V == 0, dev,
+                                                  stream);
     } else if constexpr (sizeof(T) == 4) {
       parts = run_bwd_table<T, W, kCenter, kBwdConfigs4>(dy, x, w, mean, rstd, dx, dw, db, alloc, &pw, &pb, rows, c,
                                                          off0, odd, dev, stream);

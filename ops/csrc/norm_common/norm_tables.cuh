@@ -80,6 +80,12 @@ constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},
                                       {256, 2, kRowCS},
                                       {256, 4, kRowCS, 3},
                                       {512, 4, kRowCS, 1}};
+// The dx pass (dx alone, norm_launch.cuh's launch_dx_pass) takes the first of these that holds the row: 2
+// packs a thread, up to a 512-thread block. Without the dw/db sums a thread holds x and dy alone (40-64
+// registers, ptxas sm_90), so more rows are in flight at once than in the table's shapes. 512 threads at 4
+// packs ran slower than the table's kernels (H200: fp32 rms_norm [272,8192] 20.4 -> 22.7 us, layer_norm
+// [364,6144] 20.6 -> 22.0; docs/ops/norms-design.md).
+constexpr RegConfig kDxShapes[] = {{32, 2, 1}, {128, 2, 1}, {256, 2, 1}, {512, 2, 1}};
 // Rows of at least `packs` packs take a cluster each where there are fewer than rows + rows_per_sm * SMs
 // of them: the forward's few long rows, and the backward's rows past a 256-thread block while they are
 // under two waves of 512-thread blocks.
