@@ -72,7 +72,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "two_pass_512x2": ((300, 8000), "same", None),  # 2-byte: 512 threads at 2 packs (f32: the table's kernels)
     "two_pass_bias_only": ((600, 1000), None, "same"),  # layer_norm's db alone (rms_norm: the dx pass alone)
     # bwd without dw/db past a small grid: the dx pass alone, at any size
-    "dx_pass_no_params": ((2500, 1000), None, None),
+    "dx_pass_no_params": ((2500, 1000), None, None),  # 2-byte: warps at 4 packs (NORM_DX_WARP4=0: 128 x 2)
+    "dx_pass_no_params_f32": ((3000, 500), None, None),  # f32: warps at 4 packs
     "dx_pass_odd_no_params": ((3000, 4095), None, None),
     # small grids of at most 128 rows: dw/db made by column blocks of the backward's grid (col_sums)
     "cols_64_rows": ((64, 1024), "same", "same"),  # warps, one batch a column lane (16 lanes of 4 rows)

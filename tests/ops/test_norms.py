@@ -230,7 +230,8 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
 @pytest.mark.parametrize(
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
-             "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS"]
+             "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS",
+             "NORM_DX_WARP4"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -247,8 +248,9 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     where they would be staged in shared memory (NORM_FWD_STAGED=0), and one-row backwards as a row group beside
     col_sums blocks, not in one block (NORM_BWD_ONE_ROW=0), and grids of a few long rows a block without clusters
     that add their partial rows (NORM_BWD_PART_CLUSTERS=0), and mid-size grids on the row kernels with dw/db sums,
-    not the dx pass and col_pass (NORM_BWD_DX_PASS=0), stay correct: the GPU cases again in a fresh process with the
-    knob off (read once per process)."""
+    not the dx pass and col_pass (NORM_BWD_DX_PASS=0), and the dx pass's rows of 65-128 packs without dw/db in
+    128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), stay correct: the GPU cases again in a fresh
+    process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 

@@ -437,15 +437,18 @@ void run_dx_pass(const T* dy, const T* x, const W* w, const float* mean, const f
                                          off0, blocks);
 }
 
-// Runs the dx pass where the first kDxShapes shape that holds the row needs more than a small grid: dx by
-// bwd_reg<kSums = false> on a grid of at most a wave; returns whether it did.
+// Runs the dx pass where the first kDxShapes shape that holds the row (warps at 4 packs only `alone`: no
+// col_pass after it) needs more than a small grid: dx by bwd_reg<kSums = false> on a grid of at most a wave;
+// returns whether it did.
 template <typename T, typename W, bool kCenter>
 bool launch_dx_pass(const T* dy, const T* x, const W* w, const float* mean, const float* rstd, T* dx, int64_t rows,
-                    int cols, int off0, bool odd, const DeviceInfo& dev, cudaStream_t stream) {
+                    int cols, int off0, bool odd, bool alone, const DeviceInfo& dev, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
   const int64_t packs = (cols + V - 1) / V;
+  static const bool warp4 = opcore::env_int("NORM_DX_WARP4", 1) != 0;
   int shape = -1;
   for (size_t i = 0; i < std::size(kDxShapes) && shape < 0; ++i) {
+    if (i == kDxWarp4 && !(warp4 && alone)) continue;
     if (static_cast<int64_t>(kDxShapes[i].tpr) * kDxShapes[i].vecs >= packs) shape = static_cast<int>(i);
   }
   if (shape < 0 || off0 < 0) return false;
@@ -737,7 +740,7 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
     } else if (split_takes<T>(rows, cols, dev)) {
       run_split<T, W, kCenter>(dy, x, w, mean, rstd, dx, dw, db, rows, c, !odd, alloc, dev, stream);
     } else if (dx_pass_on() && (sums == 0 || col_pass_fits<T>(rows, cols, sums, dev)) &&
-               launch_dx_pass<T, W, kCenter>(dy, x, w, mean, rstd, dx, rows, c, off0, odd, dev, stream)) {
+               launch_dx_pass<T, W, kCenter>(dy, x, w, mean, rstd, dx, rows, c, off0, odd, sums == 0, dev, stream)) {
       if (sums > 0) launch_col_pass<T, W, kCenter, V>(dy, x, mean, rstd, dw, db, rows, c, off0 == 0 && c % V == 0, dev,
                                                   stream);
     } else if constexpr (sizeof(T) == 4) {

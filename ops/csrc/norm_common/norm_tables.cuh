@@ -81,11 +81,16 @@ constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},
                                       {256, 4, kRowCS, 3},
                                       {512, 4, kRowCS, 1}};
 // The dx pass (dx alone, norm_launch.cuh's launch_dx_pass) takes the first of these that holds the row: 2
-// packs a thread, up to a 512-thread block. Without the dw/db sums a thread holds x and dy alone (40-64
-// registers, ptxas sm_90), so more rows are in flight at once than in the table's shapes. 512 threads at 4
-// packs ran slower than the table's kernels (H200: fp32 rms_norm [272,8192] 20.4 -> 22.7 us, layer_norm
-// [364,6144] 20.6 -> 22.0; docs/ops/norms-design.md).
-constexpr RegConfig kDxShapes[] = {{32, 2, 1}, {128, 2, 1}, {256, 2, 1}, {512, 2, 1}};
+// packs a thread, up to a 512-thread block, and where no col_pass follows, warps at 4 packs for rows of 65-128
+// (kDxWarp4). Without the dw/db sums a thread holds x and dy alone (40-64 registers, ptxas sm_90; 124 for odd
+// 2-byte rows with 2-byte weights at 32 x 4), so more rows are in flight at once than in the table's shapes.
+// 512 threads at 4 packs ran slower than the table's kernels (H200: fp32 rms_norm [272,8192] 20.4 -> 22.7 us,
+// layer_norm [364,6144] 20.6 -> 22.0), and 32 x 4 before col_pass slower than 128 x 2 (layer_norm [164,957]
+// f16 9.7 -> 12.3, rms_norm [772,801] bf16 11.0 -> 12.0), but faster alone (layer_norm without weights
+// [65536,768] bf16 89.0 -> 78.4, [4096,1024] f16 11.6 -> 11.1); docs/ops/norms-design.md.
+constexpr RegConfig kDxShapes[] = {{32, 2, 1}, {32, 4, 1}, {128, 2, 1}, {256, 2, 1}, {512, 2, 1}};
+constexpr size_t kDxWarp4 = 1;  // kDxShapes' warps at 4 packs (NORM_DX_WARP4=0 skips them; for experiments)
+static_assert(kDxShapes[kDxWarp4].tpr == 32 && kDxShapes[kDxWarp4].vecs == 4, "kDxWarp4 is the 32 x 4 row");
 // Rows of at least `packs` packs take a cluster each where there are fewer than rows + rows_per_sm * SMs
 // of them: the forward's few long rows, and the backward's rows past a 256-thread block while they are
 // under two waves of 512-thread blocks.
