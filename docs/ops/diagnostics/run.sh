@@ -25,8 +25,8 @@
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
 # without the one-row kernel; norm_part_clusters: the norm backwards with and without clusters adding the partial
 # rows of grids of a few long rows a block; norm_dx_pass: the norm backwards with and without the dx pass and
-# col_pass, and backwards without dw/db on the dx pass alone and without it, and the mid-size backwards' kernels
-# without it; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
+# col_pass, and backwards without dw/db on the dx pass alone, without it and without its warps at 4 packs, and
+# the mid-size backwards' kernels without it; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
 # ours, its kernels beside ours and torch.compile's, and ncu;
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
@@ -430,7 +430,8 @@ section_norm_part_clusters() {
 
 # norms-design.md, the dx pass: the norm sweeps' and named suites' backwards on the table's kernels with dw/db sums
 # (NORM_BWD_DX_PASS=0), compared with the default (the two-pass backward where col_pass_fits), then backwards
-# that ask for no dw/db, past a small grid (the dx pass alone), each way; then the mid-size backwards' kernels
+# that ask for no dw/db, past a small grid (the dx pass alone), each way and with rows of 65-128 packs in
+# 128 x 2 blocks, not warps at 4 (NORM_DX_WARP4=0); then the mid-size backwards' kernels
 # without the dx pass after the L2 flushes (norm_mid_bwd has them as built)
 section_norm_dx_pass() {
   local L='paddle.nn.functional.layer_norm'
@@ -439,7 +440,7 @@ section_norm_dx_pass() {
     "$L(Tensor([4096, 1024],\"float16\"), normalized_shape=[1024], epsilon=1e-05, )"
     "$L(Tensor([65536, 768],\"bfloat16\"), normalized_shape=[768], epsilon=1e-05, )"
     "$L(Tensor([3000, 4099],\"float32\"), normalized_shape=[4099], epsilon=1e-05, )")
-  bwd_ab norm_dx_pass_no_params 300 "" NORM_BWD_DX_PASS=0 -- "${C[@]}"
+  bwd_ab norm_dx_pass_no_params 300 "" NORM_BWD_DX_PASS=0 NORM_DX_WARP4=0 -- "${C[@]}"
   local M=("$L(Tensor([1278, 1897],\"bfloat16\"), [1897], Tensor([1897],\"bfloat16\"), Tensor([1897],\"bfloat16\"), 1e-05, )"
     "$L(Tensor([513, 3072],\"float16\"), [3072], Tensor([3072],\"float16\"), Tensor([3072],\"float16\"), 1e-05, )"
     "paddle.nn.functional.rms_norm(Tensor([772, 801],\"bfloat16\"), [801], Tensor([801],\"bfloat16\"), 1e-06, )")
