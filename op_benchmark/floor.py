@@ -7,7 +7,7 @@ and writes, timed beside the case by the same timer, carries all of those: a cop
 half written), or where the case reads about twice what it writes an add of two buffers into
 a third. A kernel that moves its bytes no faster than that kernel does cannot take less. It is a practical
 bound, not a physical one: a kernel can beat the framework's streaming kernel by a few percent (lerp's large
-backwards run at 103% of the copy bandwidth, docs/ops/sweep_lerp_h100.md).
+same-shape backwards run at 104% of the copy bandwidth, docs/ops/sweep_lerp_h200.md).
 ``opbench bench --copy-floor`` samples it with each case and direction and keeps its median on
 the providers' records as ``copy_us``.
 """

@@ -1,7 +1,7 @@
 """Render an op's GPU table of record from its ``opbench bench`` JSON: the ops targets and their bounds.
 
     python docs/ops/sweep_doc.py OUT/sweep_layer_norm.json --out docs/ops/sweep_layer_norm_h200.md
-    python docs/ops/sweep_doc.py OUT/norms.json --out docs/ops/norms_h100.md
+    python docs/ops/sweep_doc.py OUT/norms.json --out docs/ops/norms_h200.md
 
 The JSON is what ``bash docs/gpu_run.sh OUT sweep`` (a seeded sweep) or ``norms`` (the named suites) writes.
 The targets, per direction, for the candidate (``torch-ops``): no case below 0.95x of the fastest anchor
