@@ -97,6 +97,9 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     # gen_r in slices whose last block adds the partials (ticket counters): one kept index of 1148 positions in
     # a few slices (one thread adds them in order), four rows of 300000 in many slices (a warp adds them)
     "gen_r_ticket_few": ([1, 1], [287, 4], [287, 4]),
+    # tile2d's short-row kernel reading a per-column weight it sums no gradient of (test_cuda_gradient_subsets,
+    # needs x or xy): x summed along rows of 40, w read a column at a time; with dw asked for, tile2d's tiles
+    "t2rows_col_read": ([14001, 1], [14001, 40], [1, 40]),
     "gen_r_ticket_many": ([4, 1], [4, 300000], [4, 300000]),
     # gen_r in 8-byte packs where 16-byte ones do not divide the reduced run: a one-element y with x and w
     # full (dw reads x, y) over 1663092 positions (4-element packs of 2-byte types), and 1663110 (f32 pairs)

@@ -35,7 +35,8 @@ def test_cuda_vs_numpy(torch_ext: Any, case: str, dtype: str) -> None:
 
 @pytest.mark.parametrize("needs", ["x", "y", "w", "xy", "xw", "yw"])
 @pytest.mark.parametrize("case", ["cols_wfull_dy", "cols_wfull_groups", "cols_wfull_odd", "cols_wfull_one_pass",
-                                  "cols_groups_dw", "cols_sliced_dw", "gather_rows", "fused_dx_dw", "issue_bcast"])
+                                  "cols_groups_dw", "cols_sliced_dw", "gather_rows", "fused_dx_dw", "issue_bcast",
+                                  "t2rows_col_read"])
 def test_cuda_gradient_subsets(torch_ext: Any, case: str, needs: str) -> None:
     """Only some inputs needing a gradient (the backward then writes fewer full-size gradients on its way: a
     full-size weight without dw, dw without the other input's gradient): against the float64 reference."""
@@ -120,14 +121,15 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
 
 
 @pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES",
-                                  "LERP_COLS_GROUPS", "LERP_COLS_WFULL"])
+                                  "LERP_COLS_GROUPS", "LERP_COLS_WFULL", "LERP_T2ROWS"])
 def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
     of the small kernel), LERP_ROWS_WHOLE=0 (short rows in slices, summed by the last block or a finalize),
     LERP_ROW_COUNTERS=0 (rows and gen_r slices summed by a finalize launch, not by their last block),
     LERP_COLS_SLICES=0 (the layouts cols takes in row slices back on tile2d or gen_k), LERP_COLS_GROUPS=0 (dout
-    [O, K, G] back on gen_r), LERP_COLS_WFULL=0 (a full-size weight back on tile2d, gen_k or gen_r)."""
+    [O, K, G] back on gen_r), LERP_COLS_WFULL=0 (a full-size weight back on tile2d, gen_k or gen_r),
+    LERP_T2ROWS=0 (short rows with row gradients alone back on tile2d's tiles)."""
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
@@ -175,6 +177,12 @@ def test_cuda_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> Non
 # Backward over a [rows, cols] view with every gradient in one pass (tile2d): per-row, per-column and
 # one-element operands, vectorized and scalar packs, tails, a persistent grid, column sums by the last block
 # (a thread or a warp per sum) or by a finalize launch; t2_x_one and t2_x_row_long (f64) take other paths.
+# Rows of at most 128 packs whose reduced gradients are all row sums take the short-row kernel (lane groups
+# of 1-32 a row, whole packs or one element a lane; over 2^19 positions, so not the small kernel):
+# t2_xy_rows (2-byte types: 8 packs, 2 lanes a row), t2_xw_rows, and with the saved y - x (fp32, fp64; 2-byte
+# types take the rows kernel) t2_w_row_many (fp64, its blocks looping over the rows past one wave),
+# t2_w_row_256 (128 packs of fp64) and t2_w_row_2 (fp64, a lane a row); rows of no whole packs
+# (t2_xy_rows_odd, t2_w_row_many in fp32) stay on tile2d's tiles.
 TILE2D_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "t2_w_row": ([3001, 90], [3001, 90], [3001, 1]),
     "t2_w_row_many": ([40000, 90], [40000, 90], [40000, 1]),
@@ -189,6 +197,11 @@ TILE2D_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "t2_y_col_finalize": ([24300, 4, 173], [1, 4, 173], [24300, 4, 173]),  # 2^24+ positions: finalize launch
     "t2_unvectorized": ([999, 1023], [999, 1023], [999, 1]),
     "t2_x_row_long": ([500, 1], [500, 1500], [500, 1500]),
+    "t2_xy_rows": ([9000, 1], [9000, 1], [9000, 64]),
+    "t2_xy_rows_odd": ([9000, 1], [9000, 1], [9000, 63]),
+    "t2_xw_rows": ([9000, 1], [9000, 64], [9000, 1]),
+    "t2_w_row_256": ([3000, 256], [3000, 256], [3000, 1]),
+    "t2_w_row_2": ([300001, 2], [300001, 2], [300001, 1]),
 }
 
 
@@ -223,7 +236,8 @@ def test_cuda_tile2d(torch_ext: Any, case: str, dtype: str) -> None:
                      terms_of(ref["out"].shape, tuple(t.shape)))
 
 
-@pytest.mark.parametrize("case", ["t2_x_row_y_col", "t2_w_col_ticket", "t2_y_col_finalize"])
+@pytest.mark.parametrize("case", ["t2_x_row_y_col", "t2_w_col_ticket", "t2_y_col_finalize", "t2_w_row_many",
+                                  "t2_xy_rows"])
 def test_cuda_tile2d_deterministic_and_captured(torch_ext: Any, case: str) -> None:
     """Fixed-order sums: bitwise equal across runs, and under graph capture (finalize launch instead of the
     last block's sums) equal to the eager result."""
@@ -284,8 +298,8 @@ def _diff_cases() -> dict[str, tuple[list[int], list[int], Any]]:
              "diff_w_rows": ([37399, 90], [37399, 90], [37399, 1]),
              "diff_w_outer_inner": ([532, 1124, 4], [532, 1124, 4], [532, 1, 4])}
     return {k: v for k, v in cases.items()
-            if isinstance(v[2], list) and v[0] == v[1] and v[2] != v[0] and len(v[2]) <= len(v[0])
-            and np.prod(v[0], dtype=np.int64) > 1}
+            if isinstance(v[2], list) and v[0] == v[1] and len(v[2]) <= len(v[0])
+            and 1 < np.prod(v[0], dtype=np.int64) and np.prod(v[2], dtype=np.int64) < np.prod(v[0], dtype=np.int64)}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

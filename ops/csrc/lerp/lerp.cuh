@@ -43,6 +43,8 @@
 //               the reduced products in shared memory, write row sums
 //               directly and keep column/whole sums per block; the last block
 //               adds the blocks' partials (ticket), else one finalize launch.
+//               Short rows of whole packs whose reduced gradients are all row
+//               sums: a group of lanes a row, shuffle sums, no shared memory.
 //   gen_r     : backward, any other layout whose reduced dims are innermost.
 //               One block per (kept index, slice of the reduced range) reduces
 //               in registers + shared memory; full-size outputs written on the

@@ -1,4 +1,5 @@
-// lerp CUDA core, part: the tile2d backward (every gradient of a [rows, cols] view in one pass): view, kernel, launch.
+// lerp CUDA core, part: the tile2d backward (every gradient of a [rows, cols] view in one pass): view, kernels
+// (tiles of rows through shared memory; short rows by lane groups), launch.
 // Included in order by lerp.cuh; see its header for the paths and when each is chosen.
 #pragma once
 
@@ -257,6 +258,94 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
   if (t == 0) *a.cnt = 0u;  // ready for the stream's next launch
 }
 
+// Short rows of whole packs (at most t2_rows_max(VEC) positions: 32 lanes of t2_rows_per_lane(VEC) packs)
+// whose reduced gradients are all row ones: a group of S adjacent lanes a row (S a power of two up to 32),
+// lane s taking the row's packs s, s + S, ..., every load out before any use; full gradients written on the
+// way, each row sum added by its lanes in pack order, then in a fixed shuffle tree, so the bits do not depend
+// on timing. No shared memory, barrier or partials, where tile2d_kernel's tiles go through shared memory with
+// two barriers a tile (H200, events, backward: x, y [200000,1] against w [200000,64] f16 75.5 -> 40.3 us; w
+// [373993,1] against [373993,90] f64 318.2 -> 300.9). A warp's rows advance together, so every shuffle has the
+// whole warp. Rows of no whole packs stay on the tiles: this kernel over them one element a lane measured
+// slower (w [373993,1] against [373993,90] f32 190.6 against 184.0).
+// Packs a lane holds: 4 of up to 2 elements, 32 bytes of values as accumulators for wider packs (fp16 packs
+// of 8 held 4 a lane took 167 registers).
+constexpr int t2_rows_per_lane(int vec) { return vec <= 2 ? 4 : 8 / vec; }
+constexpr int64_t t2_rows_max(int vec) { return int64_t(32) * t2_rows_per_lane(vec) * vec; }
+
+template <typename T, int VEC, int XY>
+__global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
+  using A = typename AccOf<T>::type;
+  constexpr int P = t2_rows_per_lane(VEC);
+  const int S = a.S, lane = static_cast<int>(threadIdx.x) & 31, sub = lane & (S - 1);
+  const int packs = a.L / VEC;
+  const int64_t per_warp = 32 / S;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads / 32) * per_warp;
+  for (int64_t base = warp * per_warp; base < a.M; base += step) {
+    const int64_t row = base + lane / S;
+    const bool live = row < a.M;
+    A gv[P][VEC], xv[P][VEC], yv[P][VEC], wv[P][VEC];
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+      const int c = (sub + u * S) * VEC;
+      if (!live || c >= a.L) continue;
+      const int64_t ge = row * a.L + c;
+      int rl[VEC], cl[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        rl[k] = 0;
+        cl[k] = c + k;
+      }
+      Raw<T, VEC> gr;
+      load_raw<T, VEC>(a.g, ge, false, gr);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) gv[u][k] = raw_at<T, VEC>(gr, k);
+      if (XY) {
+        if constexpr (XY == kXYDiff) {  // no x: y holds y - x
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) xv[u][k] = A(0);
+        } else {
+          t2_load<T, VEC>(a.op[0], a.kind[0], ge, row, rl, cl, xv[u]);
+        }
+        t2_load<T, VEC>(a.op[1], a.kind[1], ge, row, rl, cl, yv[u]);
+      }
+      if (a.op[2]) {
+        t2_load<T, VEC>(a.op[2], a.kind[2], ge, row, rl, cl, wv[u]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) wv[u][k] = static_cast<A>(a.wsc);
+      }
+    }
+    A sum[3] = {A(0), A(0), A(0)};
+#pragma unroll
+    for (int u = 0; u < P; ++u) {
+      const int c = (sub + u * S) * VEC;
+      if (!live || c >= a.L) continue;
+#pragma unroll
+      for (int t = 0; t < 3; ++t) {
+        if (!a.grad[t] || (t == 2 && !XY)) continue;
+        A r[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k)
+          r[k] = t == 0 ? gv[u][k] * (A(1) - wv[u][k]) : t == 1 ? gv[u][k] * wv[u][k] : gv[u][k] * (yv[u][k] - xv[u][k]);
+        if (a.kind[t] == kT2Full) {
+          store_pack<T, VEC>(a.grad[t], row * a.L + c, r);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) sum[t] += r[k];
+        }
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < 3; ++t) {
+      if (!a.grad[t] || (t == 2 && !XY) || a.kind[t] != kT2Row) continue;
+      A s = sum[t];
+      for (int o = S / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+      if (live && sub == 0) a.grad[t][row] = cvt_out<T>(s);
+    }
+  }
+}
+
 // The [M, L] view of a backward problem, when one exists: out's dims (size-1
 // ones dropped) split into outer (rows) and inner (columns) such that each of
 // x, y, w varies along all or none of each group (a full-size one is full in
@@ -359,6 +448,23 @@ void t2_launch_v(Tile2Args<T> a, const std::function<unsigned*()>& counter, cons
   }
 }
 
+// tile2d_rows_kernel over a's rows: S lanes a row, the fewest that hold a row at t2_rows_per_lane packs a
+// lane; a block for every 256 / S rows, up to LERP_T2ROWS_WAVES waves of blocks (default 1, read once; the
+// blocks loop over the rows past them). One wave against 4 and 16 (H200, us, the two cases above): 40.3 /
+// 40.6 / 44.3 and 300.9 / 307.3 / 310.5.
+template <typename T, int VEC, int XY>
+void t2_rows_launch(Tile2Args<T> a, cudaStream_t stream) {
+  static const int waves = std::max(1, env_int("LERP_T2ROWS_WAVES", 1));
+  const int packs = a.L / VEC;
+  int s = 1;
+  while (s < 32 && s * t2_rows_per_lane(VEC) < packs) s *= 2;
+  a.S = s;
+  const void* k = reinterpret_cast<const void*>(&tile2d_rows_kernel<T, VEC, XY>);
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(a.M, int64_t(kThreads / s)), waves * wave_of(k)));
+  tile2d_rows_kernel<T, VEC, XY><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a);
+  check_cuda(cudaGetLastError(), "tile2d rows kernel launch");
+}
+
 // The tile2d pass over view v: every requested gradient (dx, dy, dw; null:
 // not) in one launch (plus a finalize launch when the ticket is not used).
 template <typename T>
@@ -397,9 +503,20 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
     if (a.grad[t] && a.kind[t] == kT2Full) al = al && aligned16(a.grad[t]);
   }
   const bool vec = al && t2_rows(a.L, a.M, E, V) > 0;
+  // Short rows whose reduced gradients are all row ones: tile2d_rows_kernel (LERP_T2ROWS=0: tile2d_kernel;
+  // read once, for experiments).
+  static const int rows_on = env_int("LERP_T2ROWS", 1);
+  bool rows_only = true;
+  for (int t = 0; t < 3; ++t)
+    if (a.grad[t] && a.kind[t] != kT2Full && a.kind[t] != kT2Row) rows_only = false;
+  const bool rows = rows_on && rows_only && vec && a.L % V == 0 && a.L <= t2_rows_max(V);
   with_xy<T>(xy_mode<T>(xy, x), [&](auto m) {
     constexpr int XY = decltype(m)::value;
-    vec ? t2_launch_v<T, V, XY>(a, counter, alloc, stream) : t2_launch_v<T, 1, XY>(a, counter, alloc, stream);
+    if (rows) {
+      t2_rows_launch<T, V, XY>(a, stream);
+    } else {
+      vec ? t2_launch_v<T, V, XY>(a, counter, alloc, stream) : t2_launch_v<T, 1, XY>(a, counter, alloc, stream);
+    }
   });
 }
 
