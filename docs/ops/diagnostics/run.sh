@@ -5,7 +5,7 @@
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
 # norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
-# norm_words_slower (rows:
+# norm_words_slower t2rows (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
 # finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with one-element packs,
@@ -28,7 +28,9 @@
 # col_pass, and backwards without dw/db on the dx pass alone, without it and without its warps at 4 packs, and
 # the mid-size backwards' kernels without it; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
 # ours, its kernels beside ours and torch.compile's, and ncu;
-# norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu).
+# norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu;
+# t2rows: the backwards of short rows with row sums alone and of the broadcast weights with the saved y - x, on
+# tile2d's short-row kernel, its tiles, other grids and the other paths, their kernels against torch.compile's).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
@@ -36,7 +38,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -546,6 +548,19 @@ section_rows_wave() {
     'paddle.lerp(Tensor([128, 32768],"float16"), Tensor([128, 32768],"float16"), Tensor([128, 1],"float16"), )'
     'paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), Tensor([1],"float32"), )')
   knob_ab rows_wave 300 LERP_ROWS_OVER_WAVE=1 -- "${C[@]}"
+}
+
+# lerp-design.md, tile2d short rows and the known gap of broadcast weights with the saved y - x: the backwards
+# timed (events) as the path choice takes them, on tile2d's tiles (LERP_T2ROWS=0), with 4 and 16 waves of
+# short-row blocks, and on the other paths (LERP_TILE2D=0, LERP_COLS=0, LERP_ROWS=0, LERP_BLOCKS_PER_SM=2);
+# torch.compile's beside them, and the kernels of each after the L2 flushes
+section_t2rows() {
+  local C=('paddle.lerp(Tensor([200000, 1],"float16"), Tensor([200000, 1],"float16"), Tensor([200000, 64],"float16"), )'
+    'paddle.lerp(Tensor([373993, 90],"float64"), Tensor([373993, 90],"float64"), Tensor([373993, 1],"float64"), )'
+    'paddle.lerp(Tensor([373993, 90],"float32"), Tensor([373993, 90],"float32"), Tensor([373993, 1],"float32"), )'
+    'paddle.lerp(Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1, 4],"float64"), )')
+  knob_ab t2rows 300 LERP_T2ROWS=0 LERP_T2ROWS_WAVES=4 LERP_T2ROWS_WAVES=16 LERP_TILE2D=0 LERP_COLS=0 LERP_ROWS=0 \
+    LERP_BLOCKS_PER_SM=2 -- "${C[@]}"
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

@@ -62,6 +62,43 @@ __device__ __forceinline__ void t2_load(const T* __restrict__ p, int kind, int64
   }
 }
 
+// One pack's operands at global offset ge (row j0 + rl[k], column cl[k]): dout, and x, y where the weight's
+// gradient needs them (XY; kXYDiff: y holds y - x, x reads as zeros), the weight or the scalar wsc.
+template <typename T, int W, int XY>
+__device__ __forceinline__ void t2_operands(const Tile2Args<T>& a, int64_t ge, int64_t j0, const int (&rl)[W],
+                                            const int (&cl)[W], typename AccOf<T>::type (&gv)[W],
+                                            typename AccOf<T>::type (&xv)[W], typename AccOf<T>::type (&yv)[W],
+                                            typename AccOf<T>::type (&wv)[W]) {
+  using A = typename AccOf<T>::type;
+  Raw<T, W> gr;
+  load_raw<T, W>(a.g, ge, false, gr);
+#pragma unroll
+  for (int k = 0; k < W; ++k) gv[k] = raw_at<T, W>(gr, k);
+  if (XY) {
+    if constexpr (XY == kXYDiff) {  // no x: y holds y - x (load_x_raw)
+#pragma unroll
+      for (int k = 0; k < W; ++k) xv[k] = A(0);
+    } else {
+      t2_load<T, W>(a.op[0], a.kind[0], ge, j0, rl, cl, xv);
+    }
+    t2_load<T, W>(a.op[1], a.kind[1], ge, j0, rl, cl, yv);
+  }
+  if (a.op[2]) {
+    t2_load<T, W>(a.op[2], a.kind[2], ge, j0, rl, cl, wv);
+  } else {
+#pragma unroll
+    for (int k = 0; k < W; ++k) wv[k] = static_cast<A>(a.wsc);
+  }
+}
+
+// Gradient t's values at W positions: dx = g (1 - w), dy = g w, dw = g (y - x).
+template <typename A, int W>
+__device__ __forceinline__ void t2_grad(int t, const A (&g)[W], const A (&x)[W], const A (&y)[W], const A (&w)[W],
+                                        A (&r)[W]) {
+#pragma unroll
+  for (int k = 0; k < W; ++k) r[k] = t == 0 ? g[k] * (A(1) - w[k]) : t == 1 ? g[k] * w[k] : g[k] * (y[k] - x[k]);
+}
+
 // Phase 1 for U packs of W positions (pack q at local index (t + u * 256) * W,
 // live below np packs): all loads first, then every gradient's values: full
 // ones stored, row and col ones put in sh[target][local index], all ones
@@ -83,25 +120,7 @@ __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t 
         rl[k] = a.rc ? static_cast<int>(fast_div(static_cast<uint32_t>(e + k), a.magic, a.shift)) : 0;
         cl[k] = e + k - rl[k] * a.L;
       }
-      Raw<T, W> gr;
-      load_raw<T, W>(a.g, start + e, false, gr);
-#pragma unroll
-      for (int k = 0; k < W; ++k) gv[u][k] = raw_at<T, W>(gr, k);
-      if (XY) {
-        if constexpr (XY == kXYDiff) {  // no x: y holds y - x (load_x_raw)
-#pragma unroll
-          for (int k = 0; k < W; ++k) xv[u][k] = A(0);
-        } else {
-          t2_load<T, W>(a.op[0], a.kind[0], start + e, j0, rl, cl, xv[u]);
-        }
-        t2_load<T, W>(a.op[1], a.kind[1], start + e, j0, rl, cl, yv[u]);
-      }
-      if (a.op[2]) {
-        t2_load<T, W>(a.op[2], a.kind[2], start + e, j0, rl, cl, wv[u]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < W; ++k) wv[u][k] = static_cast<A>(a.wsc);
-      }
+      t2_operands<T, W, XY>(a, start + e, j0, rl, cl, gv[u], xv[u], yv[u], wv[u]);
     }
   }
 #pragma unroll
@@ -113,9 +132,7 @@ __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t 
     for (int t = 0; t < 3; ++t) {
       if (!a.grad[t] || (t == 2 && !XY)) continue;
       A r[W];
-#pragma unroll
-      for (int k = 0; k < W; ++k)
-        r[k] = t == 0 ? gv[u][k] * (A(1) - wv[u][k]) : t == 1 ? gv[u][k] * wv[u][k] : gv[u][k] * (yv[u][k] - xv[u][k]);
+      t2_grad<A, W>(t, gv[u], xv[u], yv[u], wv[u], r);
       if (a.kind[t] == kT2Full) {
         store_pack<T, W>(a.grad[t], start + e, r);
       } else if (a.kind[t] == kT2All) {
@@ -266,7 +283,8 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
 // two barriers a tile (H200, events, backward: x, y [200000,1] against w [200000,64] f16 75.5 -> 40.3 us; w
 // [373993,1] against [373993,90] f64 318.2 -> 300.9). A warp's rows advance together, so every shuffle has the
 // whole warp. Rows of no whole packs stay on the tiles: this kernel over them one element a lane measured
-// slower (w [373993,1] against [373993,90] f32 190.6 against 184.0).
+// slower (w [373993,1] against [373993,90] f32 190.6 against 184.0; a build not kept). docs/ops/diagnostics/
+// run.sh OUT t2rows times these cases each way.
 // Packs a lane holds: 4 of up to 2 elements, 32 bytes of values as accumulators for wider packs (fp16 packs
 // of 8 held 4 a lane took 167 registers).
 constexpr int t2_rows_per_lane(int vec) { return vec <= 2 ? 4 : 8 / vec; }
@@ -296,25 +314,7 @@ __global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
         rl[k] = 0;
         cl[k] = c + k;
       }
-      Raw<T, VEC> gr;
-      load_raw<T, VEC>(a.g, ge, false, gr);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) gv[u][k] = raw_at<T, VEC>(gr, k);
-      if (XY) {
-        if constexpr (XY == kXYDiff) {  // no x: y holds y - x
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) xv[u][k] = A(0);
-        } else {
-          t2_load<T, VEC>(a.op[0], a.kind[0], ge, row, rl, cl, xv[u]);
-        }
-        t2_load<T, VEC>(a.op[1], a.kind[1], ge, row, rl, cl, yv[u]);
-      }
-      if (a.op[2]) {
-        t2_load<T, VEC>(a.op[2], a.kind[2], ge, row, rl, cl, wv[u]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) wv[u][k] = static_cast<A>(a.wsc);
-      }
+      t2_operands<T, VEC, XY>(a, ge, row, rl, cl, gv[u], xv[u], yv[u], wv[u]);
     }
     A sum[3] = {A(0), A(0), A(0)};
 #pragma unroll
@@ -325,9 +325,7 @@ __global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
       for (int t = 0; t < 3; ++t) {
         if (!a.grad[t] || (t == 2 && !XY)) continue;
         A r[VEC];
-#pragma unroll
-        for (int k = 0; k < VEC; ++k)
-          r[k] = t == 0 ? gv[u][k] * (A(1) - wv[u][k]) : t == 1 ? gv[u][k] * wv[u][k] : gv[u][k] * (yv[u][k] - xv[u][k]);
+        t2_grad<A, VEC>(t, gv[u], xv[u], yv[u], wv[u], r);
         if (a.kind[t] == kT2Full) {
           store_pack<T, VEC>(a.grad[t], row * a.L + c, r);
         } else {
