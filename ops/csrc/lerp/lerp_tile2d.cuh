@@ -287,16 +287,18 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
 // run.sh OUT t2rows times these cases each way.
 // Packs a lane holds: 4 of up to 2 elements, 32 bytes of values as accumulators for wider packs (fp16 packs
 // of 8 held 4 a lane took 167 registers).
-constexpr int t2_rows_per_lane(int vec) { return vec <= 2 ? 4 : 8 / vec; }
-constexpr int64_t t2_rows_max(int vec) { return int64_t(32) * t2_rows_per_lane(vec) * vec; }
+// S is a template parameter: each pack's offset from the lane's first is then an immediate, where a run-time S
+// kept an address a pack and operand (sm_90 registers, kXYDiff double 107 -> 80: 2 -> 3 blocks an SM).
+__host__ __device__ constexpr int t2_rows_per_lane(int vec) { return vec <= 2 ? 4 : 8 / vec; }
+__host__ __device__ constexpr int64_t t2_rows_max(int vec) { return int64_t(32) * t2_rows_per_lane(vec) * vec; }
 
-template <typename T, int VEC, int XY>
+template <typename T, int VEC, int XY, int S>
 __global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
   using A = typename AccOf<T>::type;
   constexpr int P = t2_rows_per_lane(VEC);
-  const int S = a.S, lane = static_cast<int>(threadIdx.x) & 31, sub = lane & (S - 1);
+  const int lane = static_cast<int>(threadIdx.x) & 31, sub = lane & (S - 1);
   const int packs = a.L / VEC;
-  const int64_t per_warp = 32 / S;
+  constexpr int64_t per_warp = 32 / S;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
   const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads / 32) * per_warp;
   for (int64_t base = warp * per_warp; base < a.M; base += step) {
@@ -338,6 +340,7 @@ __global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
     for (int t = 0; t < 3; ++t) {
       if (!a.grad[t] || (t == 2 && !XY) || a.kind[t] != kT2Row) continue;
       A s = sum[t];
+#pragma unroll
       for (int o = S / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
       if (live && sub == 0) a.grad[t][row] = cvt_out<T>(s);
     }
@@ -450,16 +453,32 @@ void t2_launch_v(Tile2Args<T> a, const std::function<unsigned*()>& counter, cons
 // lane; a block for every 256 / S rows, up to LERP_T2ROWS_WAVES waves of blocks (default 1, read once; the
 // blocks loop over the rows past them). One wave against 4 and 16 (H200, us, the two cases above): 40.3 /
 // 40.6 / 44.3 and 300.9 / 307.3 / 310.5.
+// f(std::integral_constant<int, S>) for s, a power of two from 1 to 32.
+template <typename F>
+void with_pow2_32(int s, F&& f) {
+  switch (s) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 16: return f(std::integral_constant<int, 16>{});
+    default: return f(std::integral_constant<int, 32>{});
+  }
+}
+
 template <typename T, int VEC, int XY>
 void t2_rows_launch(Tile2Args<T> a, cudaStream_t stream) {
   static const int waves = std::max(1, env_int("LERP_T2ROWS_WAVES", 1));
   const int packs = a.L / VEC;
   int s = 1;
   while (s < 32 && s * t2_rows_per_lane(VEC) < packs) s *= 2;
-  a.S = s;
-  const void* k = reinterpret_cast<const void*>(&tile2d_rows_kernel<T, VEC, XY>);
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(ceil_div(a.M, int64_t(kThreads / s)), waves * wave_of(k)));
-  tile2d_rows_kernel<T, VEC, XY><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a);
+  with_pow2_32(s, [&](auto sc) {
+    constexpr int S = decltype(sc)::value;
+    const void* k = reinterpret_cast<const void*>(&tile2d_rows_kernel<T, VEC, XY, S>);
+    const int64_t blocks =
+        std::max<int64_t>(1, std::min<int64_t>(ceil_div(a.M, int64_t(kThreads / S)), waves * wave_of(k)));
+    tile2d_rows_kernel<T, VEC, XY, S><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a);
+  });
   check_cuda(cudaGetLastError(), "tile2d rows kernel launch");
 }
 
