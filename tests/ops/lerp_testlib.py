@@ -94,9 +94,11 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     # a row of at most 1024 packs in one step of one block (no slices, no ticket): the weight's gradient of
     # a one-element weight over 6026 positions (x, y read; the row's ends one element a thread)
     "rows_whole_ends": ([3013, 2], [3013, 2], [1]),
-    # gen_r in slices whose last block adds the partials (ticket counters): one kept index of 1148 positions in
-    # a few slices (one thread adds them in order), four rows of 300000 in many slices (a warp adds them)
-    "gen_r_ticket_few": ([1, 1], [287, 4], [287, 4]),
+    # gen_r in slices whose last block adds the partials (ticket counters): one kept index of 6000 positions in
+    # a few slices (one thread adds them in order), four rows of 300000 in many slices (a warp adds them); one
+    # of 1148 (at most 2 packs a thread) whole in one block
+    "gen_r_ticket_few": ([1, 1], [1500, 4], [1500, 4]),
+    "gen_r_whole": ([1, 1], [287, 4], [287, 4]),
     # tile2d's short-row kernel reading a per-column weight it sums no gradient of (test_cuda_gradient_subsets,
     # needs x or xy): x summed along rows of 40, w read a column at a time; with dw asked for, tile2d's tiles
     "t2rows_col_read": ([14001, 1], [14001, 40], [1, 40]),

@@ -121,7 +121,8 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
 
 
 @pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES",
-                                  "LERP_COLS_GROUPS", "LERP_COLS_WFULL", "LERP_T2ROWS"])
+                                  "LERP_COLS_GROUPS", "LERP_COLS_WFULL", "LERP_T2ROWS",
+                                  "LERP_GEN_WHOLE"])
 def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
@@ -129,7 +130,8 @@ def test_cuda_paths_with_knob_off(knob: str) -> None:
     LERP_ROW_COUNTERS=0 (rows and gen_r slices summed by a finalize launch, not by their last block),
     LERP_COLS_SLICES=0 (the layouts cols takes in row slices back on tile2d or gen_k), LERP_COLS_GROUPS=0 (dout
     [O, K, G] back on gen_r), LERP_COLS_WFULL=0 (a full-size weight back on tile2d, gen_k or gen_r),
-    LERP_T2ROWS=0 (short rows with row gradients alone back on tile2d's tiles)."""
+    LERP_T2ROWS=0 (short rows with row gradients alone back on tile2d's tiles), LERP_GEN_WHOLE=0 (gen_r's short
+    reduced runs in slices)."""
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
@@ -244,10 +246,11 @@ def test_cuda_tile2d_deterministic_and_captured(torch_ext: Any, case: str) -> No
     _check_deterministic_and_captured(*TILE2D_CASES[case])
 
 
-@pytest.mark.parametrize("case", ["gen_r_ticket_few", "gen_r_ticket_many"])
+@pytest.mark.parametrize("case", ["gen_r_ticket_few", "gen_r_ticket_many", "gen_r_whole"])
 def test_cuda_gen_r_ticket_deterministic_and_captured(torch_ext: Any, case: str) -> None:
-    """gen_r's slices added by their last block (one thread in order, or a warp): bitwise equal across runs, and
-    under graph capture (a finalize launch in the same order) equal to the eager result."""
+    """gen_r's slices added by their last block (one thread in order, or a warp), and a short run whole in one
+    block: bitwise equal across runs, and under graph capture (a finalize launch in the same order) equal to the
+    eager result."""
     _check_deterministic_and_captured(*GPU_CASES[case])
 
 

@@ -7,10 +7,10 @@
 # norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
-# torch.compile; tiny: the tiny backwards with short rows whole and sliced, slices summed by their last block and by a
-# finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with one-element packs,
-# kernels and ncu; cols_slices: the backwards the cols kernel takes in row slices, with and without them; cols_groups:
-# the backwards over dout [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the
+# torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
+# last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with
+# one-element packs, kernels and ncu; cols_slices: the backwards the cols kernel takes in row slices, with and
+# without them; cols_groups: the backwards over dout [O, K, G] the sliced cols kernel takes as G columns a target, and on gen_r; cols_wfull: the
 # backwards with a full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights'
 # gradients over long rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE);
 # fwd_slower: the lerp sweep's broadcast forwards of 5 us and more below 0.95x of torch.compile, the kernels of
@@ -219,8 +219,9 @@ section_small() {
   path_ab LERP_SMALL small "--rounds 1 --budget 100" "${S[@]}"
 }
 
-# lerp-design.md, paths 3 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default, with short
-# rows sliced (LERP_ROWS_WHOLE=0) and with every slice's partials summed by a finalize launch (LERP_ROW_COUNTERS=0),
+# lerp-design.md, paths 3, 6 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default, with short
+# rows sliced (LERP_ROWS_WHOLE=0), with every slice's partials summed by a finalize launch (LERP_ROW_COUNTERS=0) and
+# with gen_r's short reduced runs sliced (LERP_GEN_WHOLE=0),
 # events with L2 flushed; kernel time alone; the kernels' timeline; ncu of the small kernel
 section_tiny() {
   local T=(
@@ -237,7 +238,7 @@ section_tiny() {
     'paddle.lerp(Tensor([1, 3, 13, 2],"float64"), Tensor([331, 1, 13, 2],"float64"), Tensor([331, 3, 1, 2],"float64"), )'
     'paddle.lerp(Tensor([6783, 1],"float32"), Tensor([1, 13],"float32"), Tensor([6783, 1],"float32"), )'
   )
-  bwd_ab tiny 100 "" LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0 -- "${T[@]}"
+  bwd_ab tiny 100 "" LERP_ROWS_WHOLE=0 LERP_ROW_COUNTERS=0 LERP_GEN_WHOLE=0 -- "${T[@]}"
   # kernel time alone (profiler), ours and torch.compile's: events minus this is each one's launch latency and gaps
   python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd --method kernel --rounds 1 \
     --budget 100 --no-progress >"$out/tiny_kernel.md" 2>&1

@@ -90,6 +90,9 @@ inline int64_t divisor_at_least(int64_t e, int64_t c) {
   return e;
 }
 
+// gen_r: a reduced run of at most this many packs a thread of one block is not sliced.
+constexpr int64_t kGenWholePacks = 2;
+
 // One backward pass over the output positions with one reduced target
 // (a.target) plus any full-size gradients, and optionally (gen_k only) a
 // second reduced target a.target2. Returns false, launching nothing, when
@@ -137,6 +140,10 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     const int64_t max_p = std::max<int64_t>(1, ceil_div(lay.L, int64_t(kThreads) * v));
     P = std::min<int64_t>(max_p, std::max<int64_t>(1, ceil_div(want, gy)));
     P = std::min<int64_t>(P, (int64_t(1) << 31) - 1);
+    // Short reduced runs (at most kGenWholePacks packs a thread of one block) run whole, one block a target:
+    // no slices to meet through the ticket (LERP_GEN_WHOLE=0 slices them; read once, for experiments).
+    static const int whole = env_int("LERP_GEN_WHOLE", 1);
+    if (whole && lay.L <= int64_t(kThreads) * v * kGenWholePacks) P = 1;
     const int64_t chunk = ceil_div(ceil_div(lay.L, P), v) * v;
     P = std::max<int64_t>(1, ceil_div(lay.L, chunk));
     a.chunk = chunk;
