@@ -449,10 +449,6 @@ void t2_launch_v(Tile2Args<T> a, const std::function<unsigned*()>& counter, cons
   }
 }
 
-// tile2d_rows_kernel over a's rows: S lanes a row, the fewest that hold a row at t2_rows_per_lane packs a
-// lane; a block for every 256 / S rows, up to LERP_T2ROWS_WAVES waves of blocks (default 1, read once; the
-// blocks loop over the rows past them). One wave against 4 and 16 (H200, us, the two cases above): 40.3 /
-// 40.6 / 44.3 and 300.9 / 307.3 / 310.5.
 // f(std::integral_constant<int, S>) for s, a power of two from 1 to 32.
 template <typename F>
 void with_pow2_32(int s, F&& f) {
@@ -466,6 +462,10 @@ void with_pow2_32(int s, F&& f) {
   }
 }
 
+// tile2d_rows_kernel over a's rows: S lanes a row, the fewest that hold a row at t2_rows_per_lane packs a
+// lane; a block for every 256 / S rows, up to LERP_T2ROWS_WAVES waves of blocks (default 1, read once; the
+// blocks loop over the rows past them). One wave against 4 and 16 (H200, us, the two cases above, S read at
+// run time, c9ffe09): 40.3 / 40.6 / 44.3 and 300.9 / 307.3 / 310.5.
 template <typename T, int VEC, int XY>
 void t2_rows_launch(Tile2Args<T> a, cudaStream_t stream) {
   static const int waves = std::max(1, env_int("LERP_T2ROWS_WAVES", 1));
