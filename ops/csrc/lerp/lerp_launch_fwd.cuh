@@ -205,7 +205,7 @@ void launch_contig(const T* a0, const T* x, const T* y, const T* w, int wmode, d
 }
 
 // The nd kernels, as pointers (for occupancy) and launches: fwd_nd_kernel,
-// or with G fwd_nd_gather_kernel (one or two packs per thread).
+// or with G fwd_nd_gather_kernel (one, two or four packs per thread).
 template <typename T, int VEC, int ND, bool G>
 struct NdKernels {
   template <int U>
@@ -227,7 +227,9 @@ struct NdKernels {
 // An nd kernel's launch for a layout of ND dims with 32-bit offsets; U packs
 // per thread from packs_per_thread (2 for large tensors; for small ones more
 // than one where that makes the grid a single wave, and 2 with a tensor
-// weight; the gather kernel 1 or 2). fwd_nd_kernel reads an operand VEC-wide
+// weight; one-element packs and the gather kernel alike: the sweep's small
+// forwards of one-element packs ran 3-4% faster so, on an H200, than one
+// element a thread, 1.5-2 waves of it). fwd_nd_kernel reads an operand VEC-wide
 // unless it is broadcast along the innermost dim; the gather kernel (G) reads
 // operands laid out like out VEC-wide, one broadcast along the innermost dim
 // one element a pack and the others element by element (NdRead). diff (not
@@ -265,23 +267,16 @@ void nd_launch(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t s
       return;
     }
   }
-  int u = 1;
-  if constexpr (VEC > 1) {
-    // A gathered tensor weight (a third load per pack) runs 2 packs per
-    // thread when no U fits in one wave: x [16,1,1,1], y [16,3,224,224],
-    // w [3,1,224] 6.2-6.4 vs 6.6-6.8 us kernel time with 1 on an H200
-    // (a scalar weight's x [16,1,1,1] case is 0.3 us slower with 2).
-    int64_t wave[3] = {wave_of(K::template ptr<1>()), wave_of(K::template ptr<2>()), 0};
-    if constexpr (!G) wave[2] = wave_of(K::template ptr<4>());
-    u = packs_per_thread(nv, wave, 2, a.w ? 2 : 1);
-  }
+  // A gathered tensor weight (a third load per pack) runs 2 packs per
+  // thread when no U fits in one wave: x [16,1,1,1], y [16,3,224,224],
+  // w [3,1,224] 6.2-6.4 vs 6.6-6.8 us kernel time with 1 on an H200
+  // (a scalar weight's x [16,1,1,1] case is 0.3 us slower with 2).
+  const int64_t wave[3] = {wave_of(K::template ptr<1>()), wave_of(K::template ptr<2>()),
+                           wave_of(K::template ptr<4>())};
+  const int u = packs_per_thread(nv, wave, 2, a.w ? 2 : 1);
   const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, ceil_div(nv, int64_t(kThreads) * u)));
-  if constexpr (VEC > 1 && !G) {
-    if (u == 4) return K::template launch<4>(blocks, L, a, wsc, count, stream);
-  }
-  if constexpr (VEC > 1) {
-    if (u >= 2) return K::template launch<2>(blocks, L, a, wsc, count, stream);
-  }
+  if (u == 4) return K::template launch<4>(blocks, L, a, wsc, count, stream);
+  if (u == 2) return K::template launch<2>(blocks, L, a, wsc, count, stream);
   K::template launch<1>(blocks, L, a, wsc, count, stream);
 }
 
