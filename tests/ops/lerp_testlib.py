@@ -72,10 +72,9 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "cols_dy_wcol": ([6, 50000], [50000], [50000]),
     "cols_odd": ([3, 70001], [8, 3, 70001], 0.4),
     # broadcast forward of 2^19 elements or more whose packs cross a row's or the tensor's end (gather
-    # kernel): y gathered with rows of 692 (2-byte types: 4 elements a load); a one-element y over an odd
-    # count; a weight of 10 columns (a crossing every few packs); one of 6 (2-byte types: rows shorter than a
-    # pack, several crossings a pack); 4 dims with x, y gathered (odd rows: element by element), w constant
-    # along rows
+    # kernel): y gathered per element with rows of 692; a one-element y over an odd count; a weight of 10
+    # columns (a crossing every few packs); one of 6 (2-byte types: rows shorter than a pack, several
+    # crossings a pack); 4 dims with x, y gathered, w constant along rows
     "gather_rows": ([760, 4, 173], [1, 4, 173], [760, 4, 173]),
     "gather_tail": ([184791, 9], [1, 1], [184791, 9]),
     "gather_w_cols": ([52429, 10], [52429, 10], [1, 10]),

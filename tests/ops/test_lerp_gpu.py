@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from knob_rerun import rerun_with_knob_off
+from knob_rerun import rerun_with_env, rerun_with_knob_off
 from lerp_testlib import (
     CASES,
     DTYPES,
@@ -135,6 +135,15 @@ def test_cuda_paths_with_knob_off(knob: str) -> None:
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+@pytest.mark.parametrize("packs", ["2", "4"])
+def test_cuda_packs_forced(packs: str) -> None:
+    """Every case again in a fresh process with LERP_PACKS forcing the packs a thread of the flat kernels
+    (contig and nd, one-element packs and the gather kernel included), which their launches otherwise choose
+    by size: U=4 of the gather kernel only fits one wave in a narrow band of sizes per dtype."""
+    r = rerun_with_env({"LERP_PACKS": packs}, f"{__file__}::test_cuda_vs_numpy")
     assert r.returncode == 0, r.stdout[-4000:]
 
 
