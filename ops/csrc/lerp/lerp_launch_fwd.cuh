@@ -227,9 +227,9 @@ struct NdKernels {
 // An nd kernel's launch for a layout of ND dims with 32-bit offsets; U packs
 // per thread from packs_per_thread (2 for large tensors; for small ones more
 // than one where that makes the grid a single wave, and 2 with a tensor
-// weight; one-element packs and the gather kernel alike: the sweep's small
-// forwards of one-element packs ran 3-4% faster so, on an H200, than one
-// element a thread, 1.5-2 waves of it). fwd_nd_kernel reads an operand VEC-wide
+// weight; one-element packs and the gather kernel alike, where one element
+// a thread took 1.5-2 waves: the sweep's small forwards of one-element packs
+// ran 3-5% faster so on an H200, A/B in 4248c85's message). fwd_nd_kernel reads an operand VEC-wide
 // unless it is broadcast along the innermost dim; the gather kernel (G) reads
 // operands laid out like out VEC-wide, one broadcast along the innermost dim
 // one element a pack and the others element by element (NdRead). diff (not
