@@ -43,6 +43,14 @@ def test_cuda_gradient_subsets(torch_ext: Any, case: str, needs: str) -> None:
     run_torch_case(torch_ext, case, "float32", "cuda", seed=6, needs=needs)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("needs", ["x", "xy"])
+def test_cuda_t2rows_col_read(torch_ext: Any, needs: str, dtype: str) -> None:
+    """The short-row kernel reading a per-column weight it sums no gradient of, in every dtype (2-byte packs
+    are held raw, a column operand's elements loaded one by one): against the float64 reference."""
+    run_torch_case(torch_ext, "t2rows_col_read", dtype, "cuda", seed=6, needs=needs)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", [c for c in list(CASES) + list(GPU_CASES) if not c.startswith("empty")])
 def test_cuda_vs_torch_lerp(torch_ext: Any, case: str, dtype: str) -> None:
@@ -190,7 +198,8 @@ def test_cuda_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> Non
 # (a thread or a warp per sum) or by a finalize launch; t2_x_one and t2_x_row_long (f64) take other paths.
 # Rows of at most 128 packs whose reduced gradients are all row sums take the short-row kernel (lane groups
 # of 1-32 a row, whole packs or one element a lane; over 2^19 positions, so not the small kernel):
-# t2_xy_rows (2-byte types: 8 packs, 2 lanes a row), t2_xw_rows, and with the saved y - x (fp32, fp64; 2-byte
+# t2_xy_rows (2-byte types: 8 packs, 8 lanes a row), t2_xy_rows_tail (a last warp with one live row),
+# t2_xy_rows_short (a lane a row in every dtype), t2_xw_rows, and with the saved y - x (fp32, fp64; 2-byte
 # types take the rows kernel) t2_w_row_many (fp64, its blocks looping over the rows past one wave),
 # t2_w_row_256 (128 packs of fp64) and t2_w_row_2 (fp64, a lane a row); rows of no whole packs
 # (t2_xy_rows_odd, t2_w_row_many in fp32) stay on tile2d's tiles.
@@ -209,6 +218,8 @@ TILE2D_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "t2_unvectorized": ([999, 1023], [999, 1023], [999, 1]),
     "t2_x_row_long": ([500, 1], [500, 1500], [500, 1500]),
     "t2_xy_rows": ([9000, 1], [9000, 1], [9000, 64]),
+    "t2_xy_rows_tail": ([9001, 1], [9001, 1], [9001, 64]),
+    "t2_xy_rows_short": ([70001, 1], [70001, 1], [70001, 8]),
     "t2_xy_rows_odd": ([9000, 1], [9000, 1], [9000, 63]),
     "t2_xw_rows": ([9000, 1], [9000, 64], [9000, 1]),
     "t2_w_row_256": ([3000, 256], [3000, 256], [3000, 1]),

@@ -275,59 +275,107 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
   if (t == 0) *a.cnt = 0u;  // ready for the stream's next launch
 }
 
-// Short rows of whole packs (at most t2_rows_max(VEC) positions: 32 lanes of t2_rows_per_lane(VEC) packs)
-// whose reduced gradients are all row ones: a group of S adjacent lanes a row (S a power of two up to 32),
-// lane s taking the row's packs s, s + S, ..., every load out before any use; full gradients written on the
-// way, each row sum added by its lanes in pack order, then in a fixed shuffle tree, so the bits do not depend
-// on timing. No shared memory, barrier or partials, where tile2d_kernel's tiles go through shared memory with
-// two barriers a tile (H200, events, backward: x, y [200000,1] against w [200000,64] f16 75.5 -> 40.3 us; w
+// Short rows of whole packs (at most kT2RowsMax positions) whose reduced gradients are all row ones: a group
+// of S adjacent lanes a row (S a power of two up to 32), lane s taking the row's packs s, s + S, ...
+// (t2_rows_per_lane of them at most), every load out before any use; full gradients written on the way, each
+// row sum added by its lanes in pack order, then in a fixed shuffle tree, so the bits do not depend on timing.
+// No shared memory, barrier or partials, where tile2d_kernel's tiles go through shared memory with two
+// barriers a tile (H200, events, backward: x, y [200000,1] against w [200000,64] f16 75.5 -> 40.3 us; w
 // [373993,1] against [373993,90] f64 318.2 -> 300.9). A warp's rows advance together, so every shuffle has the
 // whole warp. Rows of no whole packs stay on the tiles: this kernel over them one element a lane measured
 // slower (w [373993,1] against [373993,90] f32 190.6 against 184.0; a build not kept). docs/ops/diagnostics/
 // run.sh OUT t2rows times these cases each way.
-// Packs a lane holds: 4 of up to 2 elements, 32 bytes of values as accumulators for wider packs (fp16 packs
-// of 8 held 4 a lane took 167 registers).
-// S is a template parameter: each pack's offset from the lane's first is then an immediate, where a run-time S
-// kept an address a pack and operand (sm_90 registers, kXYDiff double 107 -> 80: 2 -> 3 blocks an SM).
+// 2-byte packs are held raw (t2_load_raw: 4 registers a pack) until their values are used; converted at the
+// load (t2_operands, as the wider types are) the f16 kernel took 60 registers against 74 raw, yet ran slower
+// (H200, events, backward, us: x, y [200000,1] against w [200000,64] f16 38.6 -> 32.0, bf16 34.7 -> 28.3, w
+// [200000,1] against [200000,64] f16 45.0 -> 38.2; figures in the commit's message). S is a template
+// parameter: each pack's offset from the lane's first is then an immediate, where a run-time S kept an
+// address a pack and operand (sm_90 registers, kXYDiff double 107 -> 80: 2 -> 3 blocks an SM).
+constexpr int64_t kT2RowsMax = 256;
+// Packs a lane: one 16-byte pack of 2-byte types, 32 bytes of values for wider ones (fp16 packs of 8 held 4 a
+// lane took 167 registers).
 __host__ __device__ constexpr int t2_rows_per_lane(int vec) { return vec <= 2 ? 4 : 8 / vec; }
-__host__ __device__ constexpr int64_t t2_rows_max(int vec) { return int64_t(32) * t2_rows_per_lane(vec) * vec; }
+
+// One operand of a short row's pack at global offset ge (row `row`, first column c), raw: a full one's pack,
+// a row or all one's element in the pack's first word (raw_fill completes it once every load is out), a col
+// one's elements one by one.
+template <typename T, int VEC>
+__device__ __forceinline__ void t2_load_raw(const T* __restrict__ p, int kind, int64_t ge, int64_t row, int c,
+                                            Raw<T, VEC>& o) {
+  if (kind == kT2Full) {
+    load_raw<T, VEC>(p, ge, false, o);
+  } else if (kind == kT2Col) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) load_raw_at<T, VEC>(p, c + k, k, o);
+  } else {
+    load_raw_lazy<T, VEC>(p, kind == kT2Row ? row : 0, true, o);
+  }
+}
 
 template <typename T, int VEC, int XY, int S>
 __global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
   using A = typename AccOf<T>::type;
   constexpr int P = t2_rows_per_lane(VEC);
+  constexpr bool RAW = sizeof(T) == 2;
   const int lane = static_cast<int>(threadIdx.x) & 31, sub = lane & (S - 1);
-  const int packs = a.L / VEC;
   constexpr int64_t per_warp = 32 / S;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
   const int64_t step = static_cast<int64_t>(gridDim.x) * (kThreads / 32) * per_warp;
   for (int64_t base = warp * per_warp; base < a.M; base += step) {
     const int64_t row = base + lane / S;
     const bool live = row < a.M;
-    A gv[P][VEC], xv[P][VEC], yv[P][VEC], wv[P][VEC];
+    Raw<T, VEC> gr[P], xr[P], yr[P], wr[P];
+    A gf[RAW ? 1 : P][VEC], xf[RAW ? 1 : P][VEC], yf[RAW ? 1 : P][VEC], wf[RAW ? 1 : P][VEC];
 #pragma unroll
     for (int u = 0; u < P; ++u) {
       const int c = (sub + u * S) * VEC;
       if (!live || c >= a.L) continue;
       const int64_t ge = row * a.L + c;
-      int rl[VEC], cl[VEC];
+      if constexpr (RAW) {
+        load_raw<T, VEC>(a.g, ge, false, gr[u]);
+        if constexpr (XY == kXYRead) t2_load_raw<T, VEC>(a.op[0], a.kind[0], ge, row, c, xr[u]);
+        if constexpr (XY != kNoXY) t2_load_raw<T, VEC>(a.op[1], a.kind[1], ge, row, c, yr[u]);
+        if (a.op[2]) t2_load_raw<T, VEC>(a.op[2], a.kind[2], ge, row, c, wr[u]);
+      } else {
+        int rl[VEC], cl[VEC];
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        rl[k] = 0;
-        cl[k] = c + k;
+        for (int k = 0; k < VEC; ++k) {
+          rl[k] = 0;
+          cl[k] = c + k;
+        }
+        t2_operands<T, VEC, XY>(a, ge, row, rl, cl, gf[u], xf[u], yf[u], wf[u]);
       }
-      t2_operands<T, VEC, XY>(a, ge, row, rl, cl, gv[u], xv[u], yv[u], wv[u]);
     }
     A sum[3] = {A(0), A(0), A(0)};
 #pragma unroll
     for (int u = 0; u < P; ++u) {
       const int c = (sub + u * S) * VEC;
       if (!live || c >= a.L) continue;
+      A gv[VEC], xv[VEC], yv[VEC], wv[VEC];
+      if constexpr (RAW) {
+        if constexpr (XY == kXYRead) raw_fill<T, VEC>(a.kind[0] == kT2Row || a.kind[0] == kT2All, xr[u]);
+        if constexpr (XY != kNoXY) raw_fill<T, VEC>(a.kind[1] == kT2Row || a.kind[1] == kT2All, yr[u]);
+        if (a.op[2]) raw_fill<T, VEC>(a.kind[2] == kT2Row || a.kind[2] == kT2All, wr[u]);
+      }
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        if constexpr (RAW) {
+          gv[k] = raw_at<T, VEC>(gr[u], k);
+          xv[k] = XY == kXYRead ? raw_at<T, VEC>(xr[u], k) : A(0);  // kXYDiff: y holds y - x
+          yv[k] = XY != kNoXY ? raw_at<T, VEC>(yr[u], k) : A(0);
+          wv[k] = a.op[2] ? raw_at<T, VEC>(wr[u], k) : static_cast<A>(a.wsc);
+        } else {
+          gv[k] = gf[u][k];
+          xv[k] = xf[u][k];
+          yv[k] = yf[u][k];
+          wv[k] = wf[u][k];
+        }
+      }
 #pragma unroll
       for (int t = 0; t < 3; ++t) {
         if (!a.grad[t] || (t == 2 && !XY)) continue;
         A r[VEC];
-        t2_grad<A, VEC>(t, gv[u], xv[u], yv[u], wv[u], r);
+        t2_grad<A, VEC>(t, gv, xv, yv, wv, r);
         if (a.kind[t] == kT2Full) {
           store_pack<T, VEC>(a.grad[t], row * a.L + c, r);
         } else {
@@ -526,7 +574,7 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
   bool rows_only = true;
   for (int t = 0; t < 3; ++t)
     if (a.grad[t] && a.kind[t] != kT2Full && a.kind[t] != kT2Row) rows_only = false;
-  const bool rows = rows_on && rows_only && vec && a.L % V == 0 && a.L <= t2_rows_max(V);
+  const bool rows = rows_on && rows_only && vec && a.L % V == 0 && a.L <= kT2RowsMax;
   with_xy<T>(xy_mode<T>(xy, x), [&](auto m) {
     constexpr int XY = decltype(m)::value;
     if (rows) {
