@@ -287,8 +287,8 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
 // run.sh OUT t2rows times these cases each way.
 // 2-byte packs are held raw (t2_load_raw: 4 registers a pack) until their values are used; converted at the
 // load (t2_operands, as the wider types are) the f16 kernel took 60 registers against 74 raw, yet ran slower
-// (H200, events, backward, us: x, y [200000,1] against w [200000,64] f16 38.6 -> 32.0, bf16 34.7 -> 28.3, w
-// [200000,1] against [200000,64] f16 45.0 -> 38.2; figures in the commit's message). S is a template
+// (H200, events, backward, us: x, y [200000,1] against w [200000,64] f16 38.6 -> 32.1, bf16 34.7 -> 28.5, w
+// [200000,1] against [200000,64] f16 45.0 -> 38.4; figures in 17e54cb's message). S is a template
 // parameter: each pack's offset from the lane's first is then an immediate, where a run-time S kept an
 // address a pack and operand (sm_90 registers, kXYDiff double 107 -> 80: 2 -> 3 blocks an SM).
 constexpr int64_t kT2RowsMax = 256;
