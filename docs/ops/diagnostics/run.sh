@@ -29,8 +29,9 @@
 # the mid-size backwards' kernels without it; norm_mid_bwd: the mid-size backwards PyTorch eager runs faster than
 # ours, its kernels beside ours and torch.compile's, and ncu;
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu;
-# t2rows: the backwards of short rows with row sums alone and of the broadcast weights with the saved y - x, on
-# tile2d's short-row kernel, its tiles, other grids and the other paths, their kernels against torch.compile's).
+# t2rows: the backwards of short rows with row sums alone (f16, bf16) and of the broadcast weights with the
+# saved y - x, on tile2d's short-row kernel, its tiles, other grids and the other paths, their kernels against
+# torch.compile's).
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
@@ -557,6 +558,8 @@ section_rows_wave() {
 # torch.compile's beside them, and the kernels of each after the L2 flushes
 section_t2rows() {
   local C=('paddle.lerp(Tensor([200000, 1],"float16"), Tensor([200000, 1],"float16"), Tensor([200000, 64],"float16"), )'
+    'paddle.lerp(Tensor([200000, 1],"bfloat16"), Tensor([200000, 1],"bfloat16"), Tensor([200000, 64],"bfloat16"), )'
+    'paddle.lerp(Tensor([200000, 64],"float16"), Tensor([200000, 64],"float16"), Tensor([200000, 1],"float16"), )'
     'paddle.lerp(Tensor([373993, 90],"float64"), Tensor([373993, 90],"float64"), Tensor([373993, 1],"float64"), )'
     'paddle.lerp(Tensor([373993, 90],"float32"), Tensor([373993, 90],"float32"), Tensor([373993, 1],"float32"), )'
     'paddle.lerp(Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1, 4],"float64"), )')
