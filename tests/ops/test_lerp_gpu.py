@@ -196,8 +196,8 @@ def test_cuda_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> Non
 # Backward over a [rows, cols] view with every gradient in one pass (tile2d): per-row, per-column and
 # one-element operands, vectorized and scalar packs, tails, a persistent grid, column sums by the last block
 # (a thread or a warp per sum) or by a finalize launch; t2_x_one and t2_x_row_long (f64) take other paths.
-# Rows of at most 128 packs whose reduced gradients are all row sums take the short-row kernel (lane groups
-# of 1-32 a row, whole packs or one element a lane; over 2^19 positions, so not the small kernel):
+# Rows of whole 16-byte packs, at most 256 positions, whose reduced gradients are all row sums take the short-row
+# kernel (lane groups of 1-32 a row; over 2^19 positions, so not the small kernel):
 # t2_xy_rows (2-byte types: 8 packs, 8 lanes a row), t2_xy_rows_tail (a last warp with one live row),
 # t2_xy_rows_short (a lane a row in every dtype), t2_xw_rows, and with the saved y - x (fp32, fp64; 2-byte
 # types take the rows kernel) t2_w_row_many (fp64, its blocks looping over the rows past one wave),
