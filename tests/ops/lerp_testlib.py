@@ -80,6 +80,12 @@ GPU_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "gather_w_cols": ([52429, 10], [52429, 10], [1, 10]),
     "gather_w_short": ([87382, 6], [87382, 6], [1, 6]),
     "gather_nd4": ([128, 3, 1, 229], [128, 1, 6, 229], [1, 3, 6, 1]),
+    # broadcast forwards whose innermost run divides no 16-byte pack but a narrower one (fwd_nd_kernel in 8-
+    # or 4-byte packs; fp64 takes whole 16-byte packs): a weight of 7492 columns (8-byte packs) over 2^19
+    # elements and more, where the gather kernel would otherwise run; a run of 6 (2-element packs of 2- and
+    # 4-byte types) with y broadcast along it (one element a pack) and x, w along other dims
+    "nd_narrow_w_row": ([90, 7492], [90, 7492], [1, 7492]),
+    "nd_narrow_pairs": ([50, 1, 2, 6], [50, 9, 2, 1], [1, 9, 2, 6]),
     # rows kernel over rows whose length is not a multiple of the pack (whole packs from each row's first
     # aligned position, the ends one element a thread): one row (the weight's gradient, x, y read); rows
     # of several slices each

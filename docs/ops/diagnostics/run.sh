@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
-# cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
+# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
 # norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
@@ -14,7 +14,8 @@
 # backwards with a full-size weight the cols kernels take, and on tile2d or gen_r; rows_wave: per-row weights'
 # gradients over long rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE);
 # fwd_slower: the lerp sweep's broadcast forwards of 5 us and more below 0.95x of torch.compile, the kernels of
-# each after the L2 flushes and ncu of ours and Inductor's;
+# each after the L2 flushes and ncu of ours and Inductor's; fwd_narrow: the sweep's forwards of no whole 16-byte
+# packs but narrower ones, in those packs and as before;
 # norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
 # 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
 # forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
@@ -39,7 +40,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -70,6 +71,7 @@ bwd_ab() {
 # Our DIRECTION of the SUITES (one word, space-separated) timed with events as built (NAME_default.json/.md),
 # then under each KNOB=VALUE after them (NAME_<KNOB>_<VALUE>.json/.md), each compared with the default
 # (NAME_<KNOB>_<VALUE>_compare.md: the knob's run as base, so new/base is the default's time over the knob's).
+# SUITE_ROUNDS: rounds of each run (default 1).
 suite_ab() {
   local name=$1 direction=$2 suites=$3 cfg tag
   shift 3
@@ -78,7 +80,7 @@ suite_ab() {
     tag=${tag/=/_}
     # shellcheck disable=SC2086  # SUITES is a list of words
     env ${cfg:+"$cfg"} python -m opbench bench $suites --providers torch-ops --directions "$direction" \
-      --method events --rounds 1 --no-progress --json "$out/$tag.json" >"$out/$tag.md" 2>&1
+      --method events --rounds "${SUITE_ROUNDS:-1}" --no-progress --json "$out/$tag.json" >"$out/$tag.md" 2>&1
     [ -n "$cfg" ] && python -m opbench compare "$out/$tag.json" "$out/${name}_default.json" >"$out/${tag}_compare.md" 2>&1
   done
   return 0
@@ -470,6 +472,38 @@ section_fwd_slower() {
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --metrics "smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum" \
     python $here/diagnose.py ncu-target "${specs[@]}" >"$out/fwd_slower_ncu.log" 2>&1
+}
+
+# lerp-design.md, path 2: the lerp sweep's broadcast forwards whose innermost run divides no 16-byte pack but an
+# 8- or 4-byte one, in those packs (default) and on the gather kernel or one-element packs (LERP_FWD_NARROW=0):
+# events, 3 rounds, compared, torch.compile beside them; then each kernel after the L2 flushes, ours (both ways)
+# against torch.compile's
+section_fwd_narrow() {
+  local P=paddle.lerp f=$out/fwd_narrow_cases.txt
+  printf '%s\n' \
+    "$P(Tensor([364, 7492],\"float16\"), Tensor([364, 7492],\"float16\"), Tensor([1, 7492],\"float16\"), )" \
+    "$P(Tensor([2, 450894],\"bfloat16\"), Tensor([2, 450894],\"bfloat16\"), Tensor([1, 450894],\"bfloat16\"), )" \
+    "$P(Tensor([1141341, 10],\"float32\"), Tensor([1141341, 10],\"float32\"), Tensor([1, 10],\"float32\"), )" \
+    "$P(Tensor([94866, 4, 173],\"bfloat16\"), Tensor([1, 4, 173],\"bfloat16\"), Tensor([94866, 4, 173],\"bfloat16\"), )" \
+    "$P(Tensor([1847908, 9],\"bfloat16\"), Tensor([1, 1],\"bfloat16\"), Tensor([1847908, 9],\"bfloat16\"), )" \
+    "$P(Tensor([1767, 892],\"float16\"), Tensor([1, 1],\"float16\"), Tensor([1767, 892],\"float16\"), )" \
+    "$P(Tensor([42, 1, 2, 6],\"float32\"), Tensor([42, 755, 2, 1],\"float32\"), Tensor([1, 755, 2, 6],\"float32\"), )" \
+    "$P(Tensor([2208, 3, 5, 6],\"float16\"), Tensor([1, 1, 5, 1],\"float16\"), Tensor([2208, 3, 5, 6],\"float16\"), )" \
+    "$P(Tensor([15, 2, 1, 2, 49],\"float16\"), Tensor([1, 2, 140, 2, 49],\"float16\"), Tensor([15, 1, 140, 2, 49],\"float16\"), )" \
+    "$P(Tensor([19, 2, 4, 15, 89],\"bfloat16\"), Tensor([19, 2, 4, 15, 89],\"bfloat16\"), Tensor([19, 1, 4, 15, 89],\"bfloat16\"), )" \
+    "$P(Tensor([3, 1, 1, 1],\"bfloat16\"), Tensor([3, 2, 3829, 2],\"bfloat16\"), Tensor([3, 2, 3829, 2],\"bfloat16\"), )" \
+    "$P(Tensor([1, 494, 1],\"float16\"), Tensor([35, 494, 2],\"float16\"), Tensor([35, 494, 2],\"float16\"), )" \
+    "$P(Tensor([24899, 2],\"bfloat16\"), Tensor([1, 1],\"bfloat16\"), Tensor([24899, 2],\"bfloat16\"), )" \
+    "$P(Tensor([1, 1],\"float16\"), Tensor([287, 4],\"float16\"), Tensor([287, 4],\"float16\"), )" >"$f"
+  python -m opbench bench "$f" --providers torch-compile --directions fwd --method events --rounds 3 --no-progress \
+    --json "$out/fwd_narrow_compile.json" >"$out/fwd_narrow_compile.md" 2>&1
+  SUITE_ROUNDS=3 suite_ab fwd_narrow fwd "$f" LERP_FWD_NARROW=0
+  local C
+  mapfile -t C <"$f"
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions fwd "${C[@]}" \
+    >"$out/fwd_narrow_timeline.log" 2>&1
+  LERP_FWD_NARROW=0 python $here/diagnose.py timeline --providers torch-ops --directions fwd "${C[@]}" \
+    >"$out/fwd_narrow_timeline_LERP_FWD_NARROW_0.log" 2>&1
 }
 
 # norms-design.md, known gaps, mid-size backwards: the sweeps' backwards that PyTorch eager runs faster than ours

@@ -299,13 +299,38 @@ void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t str
 // (lerp-design.md, path 2).
 constexpr int64_t kGatherMin = int64_t(1) << 19;
 
+// The widest pack narrower than 16 bytes (V/2 elements, then V/4; at least 2)
+// that divides the innermost dim and every other stride, and that every used
+// pointer is aligned to; 0 for none (fp64, or an odd innermost run).
+template <typename T>
+int narrow_vec(const Layout& lay, int inner, const bool (&used)[kNumT], const void* const (&ptr)[4]) {
+  for (int v = vec_of<T>() / 2; v >= 2; v /= 2) {
+    bool al = true;
+    for (const void* p : ptr) al = al && reinterpret_cast<uintptr_t>(p) % (v * sizeof(T)) == 0;
+    if (al && vec_ok(lay, inner, v, used)) return v;
+  }
+  return 0;
+}
+
+// nd_pick at a width narrow_vec returned (V/2 or V/4 elements).
+template <typename T>
+void nd_pick_narrow(int v, const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+  constexpr int V = vec_of<T>();
+  if constexpr (V / 4 >= 2) {
+    if (v == V / 4) return nd_pick<T, V / 4, false>(lay, a, n, stream);
+  }
+  if constexpr (V / 2 >= 2) nd_pick<T, V / 2, false>(lay, a, n, stream);
+}
+
 // Forward with broadcasting (layout with nothing reduced: all dims in R):
 // fwd_nd_kernel for layouts of up to 4 collapsed dims with 32-bit offsets
-// (nearly all) that can be read VEC-wide, fwd_nd_gather_kernel for the
-// others of those with aligned pointers and kGatherMin elements or more
-// (one-element packs below), else fwd_bcast_kernel. LERP_FWD_ND=0
-// sends every layout to fwd_bcast_kernel, LERP_FWD_GATHER=0 the gather
-// kernel's to one-element packs (read once; for experiments).
+// (nearly all) that can be read VEC-wide; for the others of those,
+// fwd_nd_kernel at a narrower pack (narrow_vec), fwd_nd_gather_kernel with
+// aligned pointers and kGatherMin elements or more, one-element packs
+// below; else fwd_bcast_kernel. LERP_FWD_ND=0 sends every layout to
+// fwd_bcast_kernel, LERP_FWD_GATHER=0 the gather kernel's to one-element
+// packs, LERP_FWD_NARROW=0 the narrow packs' to either of those (read once;
+// for experiments).
 template <typename T>
 void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
@@ -317,9 +342,14 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
   const bool small = small_layout(lay);
   static const int nd_on = env_int("LERP_FWD_ND", 1);
   static const int gather_on = env_int("LERP_FWD_GATHER", 1);
+  static const int narrow_on = env_int("LERP_FWD_NARROW", 1);
   if (nd_on && small && nd <= 4) {
+    const void* const ptr[4] = {a.x, a.y, a.w, a.out};
+    const int nv = !vec && narrow_on ? narrow_vec<T>(lay, inner, used, ptr) : 0;
     if (vec) {
       nd_pick<T, V, false>(lay, a, n, stream);
+    } else if (nv > 0) {
+      nd_pick_narrow<T>(nv, lay, a, n, stream);
     } else if (al && V > 1 && gather_on && n >= kGatherMin) {
       nd_pick<T, V, true>(lay, a, n, stream);
     } else {
