@@ -257,6 +257,9 @@ def saved_by_forward(torch: Any, x: Any, y: Any, w: Any) -> list[Any]:
 # Weights of a (37, 53) x and y whose training forward saves y - x: full size, one element (also 0-dim),
 # broadcast per row, per column, and both (the contig kernel, and the nd kernel's layouts).
 SAVED_DIFF_WEIGHTS = ((37, 53), (1,), (), (37, 1), (53,), (1, 53))
+# Weights against x, y [37, 54], whose rows of 54 divide no 16-byte f32 pack but 8-byte ones (the GPU's
+# saved-diff forward then runs the nd kernel at the narrower pack).
+SAVED_DIFF_NARROW = ((54,), (37, 1))
 
 
 def check_diff_grads(torch: Any, ours: Any, plain: Any, inputs: list[Any], x: Any, w: Any, note: Any) -> None:
@@ -273,8 +276,8 @@ def check_diff_grads(torch: Any, ours: Any, plain: Any, inputs: list[Any], x: An
 
 def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
     """CUDA float32/float64 x, y of one shape with a weight that needs a gradient and broadcasts to them:
-    the forward saves y - x and w (not x and y); every subset of gradients is what the x, y path gives
-    (check_diff_grads), and the same bits on a second run."""
+    the forward saves y - x and w (not x and y) and gives the x, y path's output bit for bit; every subset of
+    gradients is what the x, y path gives (check_diff_grads), and the same bits on a second run."""
     from ops import lerp
 
     monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
@@ -283,13 +286,18 @@ def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
     def mk(dtype: Any, shape: tuple[int, ...] = (37, 53), grad: bool = True) -> Any:
         return torch.randn(shape, generator=gen, dtype=dtype).to(device).requires_grad_(grad)
 
+    cases = [((37, 53), w) for w in SAVED_DIFF_WEIGHTS] + [((37, 54), w) for w in SAVED_DIFF_NARROW]
     for dtype in (torch.float32, torch.float64):
-        for wshape in SAVED_DIFF_WEIGHTS:
-            x, y, w = mk(dtype), mk(dtype), mk(dtype, wshape)
+        for shape, wshape in cases:
+            x, y, w = mk(dtype, shape), mk(dtype, shape), mk(dtype, wshape)
             saved = saved_by_forward(torch, x, y, w)
             assert len(saved) == 2 and torch.equal(saved[0], (y - x).detach()), wshape
             assert torch.equal(saved[1], w)
-            g = mk(dtype, grad=False)
+            monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "python")
+            plain_out = lerp(x, y, w)
+            monkeypatch.setenv("OPBENCH_TORCH_AUTOGRAD", "cpp")
+            assert torch.equal(lerp(x, y, w), plain_out), wshape
+            g = mk(dtype, shape, grad=False)
             for inputs in ([x, y, w], [w], [x, w], [y, w]):
                 ours = torch.autograd.grad(lerp(x, y, w), inputs, g)
                 again = torch.autograd.grad(lerp(x, y, w), inputs, g)

@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
-# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
+# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
 # norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
@@ -15,7 +15,8 @@
 # gradients over long rows, the rows kernel's slices within one wave and just past it (LERP_ROWS_OVER_WAVE);
 # fwd_slower: the lerp sweep's broadcast forwards of 5 us and more below 0.95x of torch.compile, the kernels of
 # each after the L2 flushes and ncu of ours and Inductor's; fwd_narrow: the sweep's forwards of no whole 16-byte
-# packs but narrower ones, in those packs and as before;
+# packs but narrower ones, in those packs and as before; fwd_narrow_train: the same for f32 training forwards that
+# save y - x, timed with their backwards;
 # norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
 # 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
 # forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
@@ -40,7 +41,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -504,6 +505,22 @@ section_fwd_narrow() {
     >"$out/fwd_narrow_timeline.log" 2>&1
   LERP_FWD_NARROW=0 python $here/diagnose.py timeline --providers torch-ops --directions fwd "${C[@]}" \
     >"$out/fwd_narrow_timeline_LERP_FWD_NARROW_0.log" 2>&1
+}
+
+# lerp-design.md, path 1: training forwards and backwards (fwd+bwd) of f32 x, y of one shape with a broadcast
+# weight that needs a gradient, whose saved-diff forward takes narrow packs (default) or one element a thread
+# (LERP_FWD_NARROW=0): events, 3 rounds, compared, torch.compile beside them
+section_fwd_narrow_train() {
+  local P=paddle.lerp f=$out/fwd_narrow_train_cases.txt
+  printf '%s\n' \
+    "$P(Tensor([1141341, 10],\"float32\"), Tensor([1141341, 10],\"float32\"), Tensor([1, 10],\"float32\"), )" \
+    "$P(Tensor([4096, 4098],\"float32\"), Tensor([4096, 4098],\"float32\"), Tensor([4098],\"float32\"), )" \
+    "$P(Tensor([200000, 54],\"float32\"), Tensor([200000, 54],\"float32\"), Tensor([200000, 1],\"float32\"), )" \
+    "$P(Tensor([42, 755, 2, 6],\"float32\"), Tensor([42, 755, 2, 6],\"float32\"), Tensor([1, 755, 2, 6],\"float32\"), )" \
+    >"$f"
+  python -m opbench bench "$f" --providers torch-compile --directions fwd+bwd --method events --rounds 3 \
+    --no-progress >"$out/fwd_narrow_train_compile.md" 2>&1
+  SUITE_ROUNDS=3 suite_ab fwd_narrow_train fwd+bwd "$f" LERP_FWD_NARROW=0
 }
 
 # norms-design.md, known gaps, mid-size backwards: the sweeps' backwards that PyTorch eager runs faster than ours

@@ -389,7 +389,8 @@ void lerp_backward(const T* g, const T* x, const T* y, const T* w, double w_scal
 
 // Training forward when the weight needs a gradient and saves_diff_layout(xs,
 // xs, ws) holds (x, y of shape xs; 4- and 8-byte types): out = lerp(x, y, w)
-// and diff = y - x in one pass, the contig kernel's or the nd kernel's. The
+// and diff = y - x in one pass, the contig kernel's or the nd kernel's (16-byte
+// packs, narrow ones as the broadcast forward takes them, or one element). The
 // backward (lerp_backward_from_diff) then reads dout, w and diff instead of
 // dout, w, x and y, as torch.compile's generated code does.
 template <typename T>
@@ -412,8 +413,11 @@ void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff,
   a.out = out;
   const bool used[kNumT] = {true, true, true, true};
   const bool al = aligned16(x) && aligned16(y) && aligned16(w) && aligned16(out) && aligned16(diff);
-  if (al && vec_ok(lay, lay.nk + lay.nr - 1, V, used)) {
+  const int inner = lay.nk + lay.nr - 1;
+  if (al && vec_ok(lay, inner, V, used)) {
     nd_pick<T, V, false>(lay, a, n, stream, diff);
+  } else if (const int nv = fwd_narrow_on() ? narrow_vec<T>(lay, inner, used, {x, y, w, out, diff}) : 0; nv > 0) {
+    nd_pick_narrow<T>(nv, lay, a, n, stream, diff);
   } else {
     nd_pick<T, 1, false>(lay, a, n, stream, diff);
   }

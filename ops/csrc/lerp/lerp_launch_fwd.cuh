@@ -303,23 +303,30 @@ constexpr int64_t kGatherMin = int64_t(1) << 19;
 // that divides the innermost dim and every other stride, and that every used
 // pointer is aligned to; 0 for none (fp64, or an odd innermost run).
 template <typename T>
-int narrow_vec(const Layout& lay, int inner, const bool (&used)[kNumT], const void* const (&ptr)[4]) {
+int narrow_vec(const Layout& lay, int inner, const bool (&used)[kNumT], std::initializer_list<const void*> ptrs) {
   for (int v = vec_of<T>() / 2; v >= 2; v /= 2) {
     bool al = true;
-    for (const void* p : ptr) al = al && reinterpret_cast<uintptr_t>(p) % (v * sizeof(T)) == 0;
+    for (const void* p : ptrs) al = al && reinterpret_cast<uintptr_t>(p) % (v * sizeof(T)) == 0;
     if (al && vec_ok(lay, inner, v, used)) return v;
   }
   return 0;
 }
 
+// Whether the forwards take narrow packs (LERP_FWD_NARROW=0: no; read once; for experiments).
+inline bool fwd_narrow_on() {
+  static const int on = env_int("LERP_FWD_NARROW", 1);
+  return on != 0;
+}
+
 // nd_pick at a width narrow_vec returned (V/2 or V/4 elements).
 template <typename T>
-void nd_pick_narrow(int v, const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream) {
+void nd_pick_narrow(int v, const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream,
+                    T* diff = nullptr) {
   constexpr int V = vec_of<T>();
   if constexpr (V / 4 >= 2) {
-    if (v == V / 4) return nd_pick<T, V / 4, false>(lay, a, n, stream);
+    if (v == V / 4) return nd_pick<T, V / 4, false>(lay, a, n, stream, diff);
   }
-  if constexpr (V / 2 >= 2) nd_pick<T, V / 2, false>(lay, a, n, stream);
+  if constexpr (V / 2 >= 2) nd_pick<T, V / 2, false>(lay, a, n, stream, diff);
 }
 
 // Forward with broadcasting (layout with nothing reduced: all dims in R):
@@ -330,7 +337,7 @@ void nd_pick_narrow(int v, const Layout& lay, const GenArgs<T>& a, int64_t n, cu
 // below; else fwd_bcast_kernel. LERP_FWD_ND=0 sends every layout to
 // fwd_bcast_kernel, LERP_FWD_GATHER=0 the gather kernel's to one-element
 // packs, LERP_FWD_NARROW=0 the narrow packs' to either of those (read once;
-// for experiments).
+// for experiments; fwd_narrow_on).
 template <typename T>
 void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t stream) {
   constexpr int V = vec_of<T>();
@@ -342,10 +349,8 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
   const bool small = small_layout(lay);
   static const int nd_on = env_int("LERP_FWD_ND", 1);
   static const int gather_on = env_int("LERP_FWD_GATHER", 1);
-  static const int narrow_on = env_int("LERP_FWD_NARROW", 1);
   if (nd_on && small && nd <= 4) {
-    const void* const ptr[4] = {a.x, a.y, a.w, a.out};
-    const int nv = !vec && narrow_on ? narrow_vec<T>(lay, inner, used, ptr) : 0;
+    const int nv = !vec && fwd_narrow_on() ? narrow_vec<T>(lay, inner, used, {a.x, a.y, a.w, a.out}) : 0;
     if (vec) {
       nd_pick<T, V, false>(lay, a, n, stream);
     } else if (nv > 0) {
