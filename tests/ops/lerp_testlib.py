@@ -260,6 +260,9 @@ SAVED_DIFF_WEIGHTS = ((37, 53), (1,), (), (37, 1), (53,), (1, 53))
 # Weights against x, y [37, 54], whose rows of 54 divide no 16-byte f32 pack but 8-byte ones (the GPU's
 # saved-diff forward then runs the nd kernel at the narrower pack).
 SAVED_DIFF_NARROW = ((54,), (37, 1))
+# x, y and a per-row weight over enough rows for the backward's short-row kernel, whose rows of 54 it reads in
+# 8-byte packs (y - x saved; f64: whole 16-byte packs).
+SAVED_DIFF_ROWS = ((20000, 54), (20000, 1))
 
 
 def check_diff_grads(torch: Any, ours: Any, plain: Any, inputs: list[Any], x: Any, w: Any, note: Any) -> None:
@@ -287,6 +290,7 @@ def check_saved_diff(torch: Any, device: str, monkeypatch: Any) -> None:
         return torch.randn(shape, generator=gen, dtype=dtype).to(device).requires_grad_(grad)
 
     cases = [((37, 53), w) for w in SAVED_DIFF_WEIGHTS] + [((37, 54), w) for w in SAVED_DIFF_NARROW]
+    cases.append(SAVED_DIFF_ROWS)
     for dtype in (torch.float32, torch.float64):
         for shape, wshape in cases:
             x, y, w = mk(dtype, shape), mk(dtype, shape), mk(dtype, wshape)

@@ -130,7 +130,7 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
 
 @pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES",
                                   "LERP_COLS_GROUPS", "LERP_COLS_WFULL", "LERP_T2ROWS",
-                                  "LERP_GEN_WHOLE", "LERP_FWD_NARROW"])
+                                  "LERP_GEN_WHOLE", "LERP_FWD_NARROW", "LERP_T2ROWS_NARROW"])
 def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
@@ -140,7 +140,8 @@ def test_cuda_paths_with_knob_off(knob: str) -> None:
     [O, K, G] back on gen_r), LERP_COLS_WFULL=0 (a full-size weight back on tile2d, gen_k or gen_r),
     LERP_T2ROWS=0 (short rows with row gradients alone back on tile2d's tiles), LERP_GEN_WHOLE=0 (gen_r's short
     reduced runs in slices), LERP_FWD_NARROW=0 (broadcast forwards of no whole 16-byte packs back on the gather
-    kernel or one-element packs)."""
+    kernel or one-element packs), LERP_T2ROWS_NARROW=0 (short rows of no whole 16-byte packs back on tile2d's
+    tiles)."""
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
@@ -225,6 +226,12 @@ TILE2D_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "t2_xw_rows": ([9000, 1], [9000, 64], [9000, 1]),
     "t2_w_row_256": ([3000, 256], [3000, 256], [3000, 1]),
     "t2_w_row_2": ([300001, 2], [300001, 2], [300001, 1]),
+    # short rows that divide no 16-byte pack but a narrower one (the short-row kernel at 8- or 4-byte packs):
+    # rows of 54 (f32 pairs, 2-byte pairs; f64 whole packs), of 52 (2-byte quads), x and y summed along rows
+    # of 62 (pairs)
+    "t2_w_row_54": ([20000, 54], [20000, 54], [20000, 1]),
+    "t2_w_row_52": ([20000, 52], [20000, 52], [20000, 1]),
+    "t2_xy_rows_narrow": ([9000, 1], [9000, 1], [9000, 62]),
 }
 
 
@@ -260,7 +267,7 @@ def test_cuda_tile2d(torch_ext: Any, case: str, dtype: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["t2_x_row_y_col", "t2_w_col_ticket", "t2_y_col_finalize", "t2_w_row_many",
-                                  "t2_xy_rows"])
+                                  "t2_xy_rows", "t2_w_row_54"])
 def test_cuda_tile2d_deterministic_and_captured(torch_ext: Any, case: str) -> None:
     """Fixed-order sums: bitwise equal across runs, and under graph capture (finalize launch instead of the
     last block's sums) equal to the eager result."""

@@ -5,7 +5,7 @@
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
 # norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
-# norm_words_slower t2rows (rows:
+# norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
 # last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with
@@ -33,7 +33,8 @@
 # norm_words_slower: the cases the 2-byte packs as words made slower, timed, with and without col_sums, and ncu;
 # t2rows: the backwards of short rows with row sums alone (f16, bf16) and of the broadcast weights with the
 # saved y - x, on tile2d's short-row kernel, its tiles, other grids and the other paths, their kernels against
-# torch.compile's).
+# torch.compile's); t2rows_narrow: the backwards of short rows of no whole 16-byte packs on that kernel in narrower
+# packs and on tile2d's tiles, and f32 training forwards with them.
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
@@ -41,7 +42,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -616,6 +617,28 @@ section_t2rows() {
     'paddle.lerp(Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1, 4],"float64"), )')
   knob_ab t2rows 300 LERP_T2ROWS=0 LERP_T2ROWS_WAVES=4 LERP_T2ROWS_WAVES=16 LERP_TILE2D=0 LERP_COLS=0 LERP_ROWS=0 \
     LERP_BLOCKS_PER_SM=2 -- "${C[@]}"
+}
+
+# lerp-design.md, tile2d short rows of no whole 16-byte packs: backwards (and f32 training forwards with their
+# backwards) of per-row weights and of x, y summed along rows, on the short-row kernel at 8- or 4-byte packs
+# (default) and on tile2d's tiles (LERP_T2ROWS_NARROW=0): events, 3 rounds, compared, torch.compile beside them
+section_t2rows_narrow() {
+  local P=paddle.lerp f=$out/t2rows_narrow_cases.txt t=$out/t2rows_narrow_train_cases.txt
+  printf '%s\n' \
+    "$P(Tensor([200000, 54],\"float32\"), Tensor([200000, 54],\"float32\"), Tensor([200000, 1],\"float32\"), )" \
+    "$P(Tensor([373993, 90],\"float32\"), Tensor([373993, 90],\"float32\"), Tensor([373993, 1],\"float32\"), )" \
+    "$P(Tensor([200000, 54],\"float16\"), Tensor([200000, 54],\"float16\"), Tensor([200000, 1],\"float16\"), )" \
+    "$P(Tensor([200000, 60],\"bfloat16\"), Tensor([200000, 60],\"bfloat16\"), Tensor([200000, 1],\"bfloat16\"), )" \
+    "$P(Tensor([200000, 1],\"float16\"), Tensor([200000, 1],\"float16\"), Tensor([200000, 62],\"float16\"), )" \
+    "$P(Tensor([200000, 1],\"float32\"), Tensor([200000, 1],\"float32\"), Tensor([200000, 62],\"float32\"), )" \
+    >"$f"
+  head -n 2 "$f" >"$t"
+  python -m opbench bench "$f" --providers torch-compile --directions bwd --method events --rounds 3 \
+    --no-progress >"$out/t2rows_narrow_compile.md" 2>&1
+  python -m opbench bench "$t" --providers torch-compile --directions fwd+bwd --method events --rounds 3 \
+    --no-progress >"$out/t2rows_narrow_train_compile.md" 2>&1
+  SUITE_ROUNDS=3 suite_ab t2rows_narrow bwd "$f" LERP_T2ROWS_NARROW=0
+  SUITE_ROUNDS=3 suite_ab t2rows_narrow_train fwd+bwd "$t" LERP_T2ROWS_NARROW=0
 }
 
 # norms-design.md, forward threads a row: every case's forward under each block shape of the table

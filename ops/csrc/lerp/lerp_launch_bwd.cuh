@@ -116,7 +116,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
       if (reinterpret_cast<uintptr_t>(q) % bytes != 0) return false;
     return true;
   };
-  const bool al = aligned_all(16), al8 = aligned_all(8);
+  const bool al = aligned_all(16);
   if (rows_apply<T>(lay, a)) {
     launch_rows<T>(lay, a, alloc, stream);
     return true;
@@ -132,7 +132,8 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     if (a.target2 >= 0) return false;
     const int inner = nd - 1;
     pick.vec = al && lay.nr > 0 && vec_ok(lay, inner, V, used);
-    pick.half = !pick.vec && V > 2 && lay.nr > 0 && al8 && vec_ok(lay, inner, V / 2, used);
+    pick.half = !pick.vec && lay.nr > 0 &&
+                narrow_vec<T>(lay, inner, used, {a.g, a.x, a.y, a.w, a.out, a.dx, a.dy, a.dw, a.tgt}) == V / 2;
     const int v = pick.width();
     gy = std::min<int64_t>(lay.M, 65535);
     // Enough blocks for one wave, at least one position (pack) per thread.

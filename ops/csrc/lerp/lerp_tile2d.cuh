@@ -282,9 +282,11 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
 // No shared memory, barrier or partials, where tile2d_kernel's tiles go through shared memory with two
 // barriers a tile (H200, events, backward: x, y [200000,1] against w [200000,64] f16 75.5 -> 40.3 us; w
 // [373993,1] against [373993,90] f64 318.2 -> 300.9). A warp's rows advance together, so every shuffle has the
-// whole warp. Rows of no whole packs stay on the tiles: this kernel over them one element a lane measured
-// slower (w [373993,1] against [373993,90] f32 190.6 against 184.0; a build not kept). docs/ops/diagnostics/
-// run.sh OUT t2rows times these cases each way.
+// whole warp. Rows of no whole 16-byte packs run it at a narrower pack that divides them (8 or 4 bytes: w
+// [200000,1] against [200000,54] f16 65.9 -> 46.7 us on the tiles -> here; launch_tile2d); rows of odd length
+// stay on the tiles: this kernel over them one element a lane measured slower (w [373993,1] against
+// [373993,90] f32 190.6 against 184.0; a build not kept). docs/ops/diagnostics/run.sh OUT t2rows (and
+// t2rows_narrow) times these cases each way.
 // 2-byte packs are held raw (t2_load_raw: 4 registers a pack) until their values are used; converted at the
 // load (t2_operands, as the wider types are) the f16 kernel took 60 registers against 74 raw, yet ran slower
 // (H200, events, backward, us: x, y [200000,1] against w [200000,64] f16 38.6 -> 32.1, bf16 34.7 -> 28.5, w
@@ -561,24 +563,44 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
   int s = 1;
   while (s < 32 && int64_t(s) * 8 < a.L) s *= 2;  // each lane of a row sum adds at most 8 values
   a.S = s;
-  bool al = aligned16(g);
-  for (int t = 0; t < 3; ++t) {
-    const bool read = t == 2 ? w != nullptr : xy;
-    if (read && a.kind[t] == kT2Full) al = al && aligned16(a.op[t]);
-    if (a.grad[t] && a.kind[t] == kT2Full) al = al && aligned16(a.grad[t]);
-  }
-  const bool vec = al && t2_rows(a.L, a.M, E, V) > 0;
+  // Whether dout and every full-size operand and gradient start on a multiple of `bytes`.
+  const auto aligned_to = [&](uintptr_t bytes) {
+    bool ok = reinterpret_cast<uintptr_t>(g) % bytes == 0;
+    for (int t = 0; t < 3; ++t) {
+      const bool read = t == 2 ? w != nullptr : xy;
+      if (read && a.kind[t] == kT2Full) ok = ok && reinterpret_cast<uintptr_t>(a.op[t]) % bytes == 0;
+      if (a.grad[t] && a.kind[t] == kT2Full) ok = ok && reinterpret_cast<uintptr_t>(a.grad[t]) % bytes == 0;
+    }
+    return ok;
+  };
+  const bool vec = aligned_to(16) && t2_rows(a.L, a.M, E, V) > 0;
   // Short rows whose reduced gradients are all row ones: tile2d_rows_kernel (LERP_T2ROWS=0: tile2d_kernel;
-  // read once, for experiments).
+  // read once, for experiments), in 16-byte packs, or where those do not divide a row, in the widest
+  // narrower pack of 2 elements or more that does, every full pointer aligned to it (LERP_T2ROWS_NARROW=0:
+  // those rows on tile2d_kernel; read once, for experiments).
   static const int rows_on = env_int("LERP_T2ROWS", 1);
+  static const int narrow_on = env_int("LERP_T2ROWS_NARROW", 1);
   bool rows_only = true;
   for (int t = 0; t < 3; ++t)
     if (a.grad[t] && a.kind[t] != kT2Full && a.kind[t] != kT2Row) rows_only = false;
-  const bool rows = rows_on && rows_only && vec && a.L % V == 0 && a.L <= kT2RowsMax;
+  int rows_v = 0;
+  if (rows_on && rows_only && a.L <= kT2RowsMax) {
+    if (vec && a.L % V == 0) {
+      rows_v = V;
+    } else if (narrow_on) {
+      for (int v = V / 2; v >= 2 && rows_v == 0; v /= 2)
+        if (a.L % v == 0 && aligned_to(v * sizeof(T))) rows_v = v;
+    }
+  }
   with_xy<T>(xy_mode<T>(xy, x), [&](auto m) {
     constexpr int XY = decltype(m)::value;
-    if (rows) {
+    if (rows_v == V) {
       t2_rows_launch<T, V, XY>(a, stream);
+    } else if (rows_v > 0) {
+      if constexpr (V / 2 >= 2) {
+        if (rows_v == V / 2) return t2_rows_launch<T, V / 2, XY>(a, stream);
+      }
+      if constexpr (V / 4 >= 2) t2_rows_launch<T, V / 4, XY>(a, stream);
     } else {
       vec ? t2_launch_v<T, V, XY>(a, counter, alloc, stream) : t2_launch_v<T, 1, XY>(a, counter, alloc, stream);
     }
