@@ -130,7 +130,8 @@ def test_cuda_small_deterministic_and_captured(torch_ext: Any) -> None:
 
 @pytest.mark.parametrize("knob", ["LERP_SMALL", "LERP_ROWS_WHOLE", "LERP_ROW_COUNTERS", "LERP_COLS_SLICES",
                                   "LERP_COLS_GROUPS", "LERP_COLS_WFULL", "LERP_T2ROWS",
-                                  "LERP_GEN_WHOLE", "LERP_FWD_NARROW", "LERP_T2ROWS_NARROW"])
+                                  "LERP_GEN_WHOLE", "LERP_FWD_NARROW", "LERP_T2ROWS_NARROW",
+                                  "LERP_T2ROWS_XY"])
 def test_cuda_paths_with_knob_off(knob: str) -> None:
     """The paths the small-problem choices take over stay correct: the GPU cases again in a fresh process with
     the knob off (read once per process): LERP_SMALL=0 (tile2d, rows, cols, gen_r/gen_k with finalize instead
@@ -141,7 +142,8 @@ def test_cuda_paths_with_knob_off(knob: str) -> None:
     LERP_T2ROWS=0 (short rows with row gradients alone back on tile2d's tiles), LERP_GEN_WHOLE=0 (gen_r's short
     reduced runs in slices), LERP_FWD_NARROW=0 (broadcast forwards of no whole 16-byte packs back on the gather
     kernel or one-element packs), LERP_T2ROWS_NARROW=0 (short rows of no whole 16-byte packs back on tile2d's
-    tiles)."""
+    tiles), LERP_T2ROWS_XY=0 (short rows of x, y one per row and w full on the short-row kernel that reads the
+    layout at run time)."""
     r = rerun_with_knob_off(knob, *(f"{__file__}::{name}" for name in
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))

@@ -298,6 +298,14 @@ constexpr int64_t kT2RowsMax = 256;
 // lane took 167 registers).
 __host__ __device__ constexpr int t2_rows_per_lane(int vec) { return vec <= 2 ? 4 : 8 / vec; }
 
+// The short-row kernel's operand layout: ROWS_XY, x and y one per row and w full, known at compile time, so
+// that no load or store branches on a.kind (else a.kind is read). H200, events, backward, us, a.kind read ->
+// fixed: x, y [200000,1] against w [200000,64] f16 31.9 -> 25.6 (74 -> 44 registers), against w [200000,62]
+// f16 40.7 -> 32.8. Fixed as well, the layout of w one per row ran slower (w [200000,1] against [200000,54]
+// f32 62.0 -> 69.6, [373993,90] f32 153.8 -> 165.5; ptxas 75 -> 52 registers), so it reads a.kind. Twice the
+// packs a lane (2-byte types) was no faster on either layout (f16 rows of 54: 48.6 -> 76.8).
+__host__ __device__ constexpr int t2_xy_rows_kind(int t) { return t == 2 ? kT2Full : kT2Row; }
+
 // One operand of a short row's pack at global offset ge (row `row`, first column c), raw: a full one's pack,
 // a row or all one's element in the pack's first word (raw_fill completes it once every load is out), a col
 // one's elements one by one.
@@ -314,9 +322,13 @@ __device__ __forceinline__ void t2_load_raw(const T* __restrict__ p, int kind, i
   }
 }
 
-template <typename T, int VEC, int XY, int S>
+template <typename T, int VEC, int XY, int S, bool ROWS_XY>
 __global__ void __launch_bounds__(kThreads) tile2d_rows_kernel(Tile2Args<T> a) {
   using A = typename AccOf<T>::type;
+  if constexpr (ROWS_XY) {
+#pragma unroll
+    for (int t = 0; t < 3; ++t) a.kind[t] = t2_xy_rows_kind(t);
+  }
   constexpr int P = t2_rows_per_lane(VEC);
   constexpr bool RAW = sizeof(T) == 2;
   const int lane = static_cast<int>(threadIdx.x) & 31, sub = lane & (S - 1);
@@ -515,19 +527,26 @@ void with_pow2_32(int s, F&& f) {
 // tile2d_rows_kernel over a's rows: S lanes a row, the fewest that hold a row at t2_rows_per_lane packs a
 // lane; a block for every 256 / S rows, up to LERP_T2ROWS_WAVES waves of blocks (default 1, read once; the
 // blocks loop over the rows past them). One wave against 4 and 16 (H200, us, the two cases above, S read at
-// run time, c9ffe09): 40.3 / 40.6 / 44.3 and 300.9 / 307.3 / 310.5.
+// run time, c9ffe09): 40.3 / 40.6 / 44.3 and 300.9 / 307.3 / 310.5. x, y one per row with w full take the
+// kernel of that fixed layout (ROWS_XY; LERP_T2ROWS_XY=0: the one reading a.kind; read once, for experiments).
 template <typename T, int VEC, int XY>
 void t2_rows_launch(Tile2Args<T> a, cudaStream_t stream) {
   static const int waves = std::max(1, env_int("LERP_T2ROWS_WAVES", 1));
+  static const int fixed_on = env_int("LERP_T2ROWS_XY", 1);
   const int packs = a.L / VEC;
   int s = 1;
   while (s < 32 && s * t2_rows_per_lane(VEC) < packs) s *= 2;
+  bool rows_xy = fixed_on && a.op[2] != nullptr;
+  for (int t = 0; t < 3; ++t) rows_xy = rows_xy && a.kind[t] == t2_xy_rows_kind(t);
   with_pow2_32(s, [&](auto sc) {
     constexpr int S = decltype(sc)::value;
-    const void* k = reinterpret_cast<const void*>(&tile2d_rows_kernel<T, VEC, XY, S>);
-    const int64_t blocks =
-        std::max<int64_t>(1, std::min<int64_t>(ceil_div(a.M, int64_t(kThreads / S)), waves * wave_of(k)));
-    tile2d_rows_kernel<T, VEC, XY, S><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a);
+    const auto run = [&](auto kernel) {
+      const void* k = reinterpret_cast<const void*>(kernel);
+      const int64_t blocks =
+          std::max<int64_t>(1, std::min<int64_t>(ceil_div(a.M, int64_t(kThreads / S)), waves * wave_of(k)));
+      kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a);
+    };
+    rows_xy ? run(&tile2d_rows_kernel<T, VEC, XY, S, true>) : run(&tile2d_rows_kernel<T, VEC, XY, S, false>);
   });
   check_cuda(cudaGetLastError(), "tile2d rows kernel launch");
 }
