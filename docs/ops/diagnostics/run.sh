@@ -605,7 +605,8 @@ section_rows_wave() {
 }
 
 # lerp-design.md, tile2d short rows and the known gap of broadcast weights with the saved y - x: the backwards
-# timed (events) as the path choice takes them, on tile2d's tiles (LERP_T2ROWS=0), with 4 and 16 waves of
+# timed (events) as the path choice takes them, on tile2d's tiles (LERP_T2ROWS=0), on the short-row kernel that
+# reads the layout at run time (LERP_T2ROWS_XY=0; x, y one per row), with 4 and 16 waves of
 # short-row blocks, and on the other paths (LERP_TILE2D=0, LERP_COLS=0, LERP_ROWS=0, LERP_BLOCKS_PER_SM=2);
 # torch.compile's beside them, and the kernels of each after the L2 flushes
 section_t2rows() {
@@ -615,8 +616,8 @@ section_t2rows() {
     'paddle.lerp(Tensor([373993, 90],"float64"), Tensor([373993, 90],"float64"), Tensor([373993, 1],"float64"), )'
     'paddle.lerp(Tensor([373993, 90],"float32"), Tensor([373993, 90],"float32"), Tensor([373993, 1],"float32"), )'
     'paddle.lerp(Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1124, 4],"float64"), Tensor([5325, 1, 4],"float64"), )')
-  knob_ab t2rows 300 LERP_T2ROWS=0 LERP_T2ROWS_WAVES=4 LERP_T2ROWS_WAVES=16 LERP_TILE2D=0 LERP_COLS=0 LERP_ROWS=0 \
-    LERP_BLOCKS_PER_SM=2 -- "${C[@]}"
+  knob_ab t2rows 300 LERP_T2ROWS=0 LERP_T2ROWS_XY=0 LERP_T2ROWS_WAVES=4 LERP_T2ROWS_WAVES=16 LERP_TILE2D=0 \
+    LERP_COLS=0 LERP_ROWS=0 LERP_BLOCKS_PER_SM=2 -- "${C[@]}"
 }
 
 # lerp-design.md, tile2d short rows of no whole 16-byte packs: backwards (and f32 training forwards with their
