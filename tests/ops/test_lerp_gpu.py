@@ -205,8 +205,9 @@ def test_cuda_saved_diff(torch_ext: Any, monkeypatch: pytest.MonkeyPatch) -> Non
 # t2_xy_rows (2-byte types: 8 packs, 8 lanes a row), t2_xy_rows_tail (a last warp with one live row),
 # t2_xy_rows_short (a lane a row in every dtype), t2_xw_rows, and with the saved y - x (fp32, fp64; 2-byte
 # types take the rows kernel) t2_w_row_many (fp64, its blocks looping over the rows past one wave),
-# t2_w_row_256 (128 packs of fp64) and t2_w_row_2 (fp64, a lane a row); rows of no whole packs
-# (t2_xy_rows_odd, t2_w_row_many in fp32) stay on tile2d's tiles.
+# t2_w_row_256 (128 packs of fp64) and t2_w_row_2 (fp64, a lane a row); rows that divide into narrower packs
+# take it at those (t2_w_row_54, t2_w_row_52, t2_xy_rows_narrow below, t2_w_row and t2_w_row_many in fp32);
+# rows of odd length (t2_xy_rows_odd, t2_unvectorized) stay on tile2d's tiles.
 TILE2D_CASES: dict[str, tuple[list[int], list[int], Any]] = {
     "t2_w_row": ([3001, 90], [3001, 90], [3001, 1]),
     "t2_w_row_many": ([40000, 90], [40000, 90], [40000, 1]),

@@ -300,16 +300,34 @@ void nd_pick(const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t str
 constexpr int64_t kGatherMin = int64_t(1) << 19;
 
 // The widest pack narrower than 16 bytes (V/2 elements, then V/4; at least 2)
-// that divides the innermost dim and every other stride, and that every used
-// pointer is aligned to; 0 for none (fp64, or an odd innermost run).
+// for which fits(v) holds; 0 for none (always for fp64).
+template <typename T, typename F>
+int widest_narrow(F&& fits) {
+  for (int v = vec_of<T>() / 2; v >= 2; v /= 2)
+    if (fits(v)) return v;
+  return 0;
+}
+
+// f(std::integral_constant<int, v>) for v, a width widest_narrow returned.
+template <typename T, typename F>
+void with_narrow(int v, F&& f) {
+  constexpr int V = vec_of<T>();
+  if constexpr (V / 4 >= 2) {
+    if (v == V / 4) return f(std::integral_constant<int, V / 4>{});
+  }
+  if constexpr (V / 2 >= 2) f(std::integral_constant<int, V / 2>{});
+}
+
+// The widest narrow pack (widest_narrow) that divides the innermost dim and
+// every other stride, and that every used pointer is aligned to; 0 for none
+// (fp64, or an odd innermost run).
 template <typename T>
 int narrow_vec(const Layout& lay, int inner, const bool (&used)[kNumT], std::initializer_list<const void*> ptrs) {
-  for (int v = vec_of<T>() / 2; v >= 2; v /= 2) {
+  return widest_narrow<T>([&](int v) {
     bool al = true;
     for (const void* p : ptrs) al = al && reinterpret_cast<uintptr_t>(p) % (v * sizeof(T)) == 0;
-    if (al && vec_ok(lay, inner, v, used)) return v;
-  }
-  return 0;
+    return al && vec_ok(lay, inner, v, used);
+  });
 }
 
 // Whether the forwards take narrow packs (LERP_FWD_NARROW=0: no; read once; for experiments).
@@ -322,11 +340,7 @@ inline bool fwd_narrow_on() {
 template <typename T>
 void nd_pick_narrow(int v, const Layout& lay, const GenArgs<T>& a, int64_t n, cudaStream_t stream,
                     T* diff = nullptr) {
-  constexpr int V = vec_of<T>();
-  if constexpr (V / 4 >= 2) {
-    if (v == V / 4) return nd_pick<T, V / 4, false>(lay, a, n, stream, diff);
-  }
-  if constexpr (V / 2 >= 2) nd_pick<T, V / 2, false>(lay, a, n, stream, diff);
+  with_narrow<T>(v, [&](auto c) { nd_pick<T, decltype(c)::value, false>(lay, a, n, stream, diff); });
 }
 
 // Forward with broadcasting (layout with nothing reduced: all dims in R):

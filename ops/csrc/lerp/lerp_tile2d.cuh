@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
 // stay on the tiles: this kernel over them one element a lane measured slower (w [373993,1] against
 // [373993,90] f32 190.6 against 184.0; a build not kept). docs/ops/diagnostics/run.sh OUT t2rows (and
 // t2rows_narrow) times these cases each way.
-// 2-byte packs are held raw (t2_load_raw: 4 registers a pack) until their values are used; converted at the
+// 2-byte packs are held raw (t2_load_raw: 4 registers a 16-byte pack) until their values are used; converted at the
 // load (t2_operands, as the wider types are) the f16 kernel took 60 registers against 74 raw, yet ran slower
 // (H200, events, backward, us: x, y [200000,1] against w [200000,64] f16 38.6 -> 32.1, bf16 34.7 -> 28.5, w
 // [200000,1] against [200000,64] f16 45.0 -> 38.4; figures in 17e54cb's message). S is a template
@@ -607,8 +607,7 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
     if (vec && a.L % V == 0) {
       rows_v = V;
     } else if (narrow_on) {
-      for (int v = V / 2; v >= 2 && rows_v == 0; v /= 2)
-        if (a.L % v == 0 && aligned_to(v * sizeof(T))) rows_v = v;
+      rows_v = widest_narrow<T>([&](int v) { return a.L % v == 0 && aligned_to(v * sizeof(T)); });
     }
   }
   with_xy<T>(xy_mode<T>(xy, x), [&](auto m) {
@@ -616,10 +615,7 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
     if (rows_v == V) {
       t2_rows_launch<T, V, XY>(a, stream);
     } else if (rows_v > 0) {
-      if constexpr (V / 2 >= 2) {
-        if (rows_v == V / 2) return t2_rows_launch<T, V / 2, XY>(a, stream);
-      }
-      if constexpr (V / 4 >= 2) t2_rows_launch<T, V / 4, XY>(a, stream);
+      with_narrow<T>(rows_v, [&](auto c) { t2_rows_launch<T, decltype(c)::value, XY>(a, stream); });
     } else {
       vec ? t2_launch_v<T, V, XY>(a, counter, alloc, stream) : t2_launch_v<T, 1, XY>(a, counter, alloc, stream);
     }
