@@ -227,7 +227,7 @@ section_small() {
 # lerp-design.md, paths 3, 6 and 9: the tiny lerp-sweep backwards, torch.compile's and ours by default, with short
 # rows sliced (LERP_ROWS_WHOLE=0), with every slice's partials summed by a finalize launch (LERP_ROW_COUNTERS=0) and
 # with gen_r's short reduced runs sliced (LERP_GEN_WHOLE=0),
-# events with L2 flushed; kernel time alone; the kernels' timeline; ncu of the small kernel
+# events with L2 flushed; kernel time alone; the kernels' timeline; ncu of gen_r and the small kernel
 section_tiny() {
   local T=(
     'paddle.lerp(Tensor([1, 1],"float16"), Tensor([287, 4],"float16"), Tensor([287, 4],"float16"), )'
@@ -248,13 +248,17 @@ section_tiny() {
   python -m opbench bench "${T[@]}" --providers torch-compile,torch-ops --directions bwd --method kernel --rounds 1 \
     --budget 100 --no-progress >"$out/tiny_kernel.md" 2>&1
   python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions bwd "${T[@]}" >"$out/tiny_timeline.log" 2>&1
-  # the small kernel against torch.compile's one kernel on two of them: where the warps wait (stall reasons per
-  # SASS line in SourceCounters), instructions, occupancy
-  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"small_bwd|triton" \
+  # gen_r (x [1,1]) and the small kernel against torch.compile's one kernel on three of them: where the warps
+  # wait (stall reasons per SASS line in SourceCounters), instructions, occupancy; then ours per SASS line
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"gen_r|small_bwd|triton" \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SourceCounters --metrics "smsp__inst_executed.sum,sm__cycles_active.avg,dram__bytes_read.sum" \
-    python $here/diagnose.py ncu-target "${T[1]}|torch-ops|bwd" "${T[1]}|torch-compile|bwd" \
-    "${T[2]}|torch-ops|bwd" "${T[2]}|torch-compile|bwd" >"$out/tiny_ncu.log" 2>&1
+    python $here/diagnose.py ncu-target "${T[0]}|torch-ops|bwd" "${T[0]}|torch-compile|bwd" \
+    "${T[1]}|torch-ops|bwd" "${T[1]}|torch-compile|bwd" "${T[2]}|torch-ops|bwd" "${T[2]}|torch-compile|bwd" \
+    >"$out/tiny_ncu.log" 2>&1
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"gen_r|small_bwd" \
+    --section SourceCounters --page source --print-source sass --csv \
+    python $here/diagnose.py ncu-target "${T[0]}|torch-ops|bwd" "${T[1]}|torch-ops|bwd" >"$out/tiny_sass.csv" 2>&1
 }
 
 # norms-design.md, known gaps: the kernels of small rms_norm backwards, ours against torch.compile's (profiler
