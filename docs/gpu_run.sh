@@ -34,7 +34,8 @@
 #               (the framework-free cores they call, <op>_<dtype>.cu and the norms' <op>_<dtype>_fwd/_bwd.cu, are the torch build's too), made
 #               where Paddle is installed: tar czf .paddle_include/inc.tgz -C "$(python -c 'import paddle,os;print(os.path.dirname(paddle.__file__))')" include
 # Each step logs to OUTDIR/<step>.log; a failing step does not stop the others; the exit status is the
-# number of failed steps. Clocks and device settings are only read, never changed.
+# number of failed steps. PACK=1 packs OUTDIR into OUTDIR.tgz at the end and removes it (one file to copy back
+# from a remote host). Clocks and device settings are only read, never changed.
 set -uo pipefail
 out=${1:?usage: gpu_run.sh OUTDIR STEP...}
 shift
@@ -224,6 +225,13 @@ step_paddle-check() {
   done
 }
 
+for s in "$@"; do  # every step named exists before any runs
+  declare -F "step_$s" >/dev/null || {
+    echo "gpu_run.sh: no step '$s' (steps: $(declare -F | sed -n 's/^declare -f step_//p' | paste -sd' '))" >&2
+    exit 2
+  }
+done
+
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv
@@ -235,4 +243,7 @@ for s in "$@"; do
   if "step_$s" >"$out/$s.log" 2>&1; then status=ok; else status=FAILED; failed=$((failed + 1)); fi
   echo "$s: $status ($(($(date +%s) - start)) s)" | tee -a "$out/steps.log"
 done
+if [ -n "${PACK:-}" ]; then
+  tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")" && rm -rf "$out"
+fi
 exit $failed

@@ -1,12 +1,13 @@
 """docs/gpu_run.sh's ab step (one build of the ops against another) on the CPU: the two trees are built side by
 side, the same cases timed in each (and again in the other order), and opbench compare's table written; a missing
-base is a one-line error."""
-
+base is a one-line error. Also the script itself: an unknown step is a one-line error before any step runs, and
+PACK=1 leaves one tarball of the outputs."""
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,33 @@ ROOT = Path(__file__).resolve().parents[2]
 CASE = 'paddle.nn.functional.rms_norm(Tensor([16, 256],"float32"), [256], Tensor([256],"float32"), 1e-06, )'
 
 
-def run_ab(out: Path, **env: str) -> subprocess.CompletedProcess:
+def run_steps(out: Path, *steps: str, **env: str) -> subprocess.CompletedProcess:
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the script's `python` is ours
-    return subprocess.run(["bash", "docs/gpu_run.sh", str(out), "ab"], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run(["bash", "docs/gpu_run.sh", str(out), *steps], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PATH": path, **env}, timeout=1200)
+
+
+def run_ab(out: Path, **env: str) -> subprocess.CompletedProcess:
+    return run_steps(out, "ab", **env)
+
+
+def test_unknown_step_fails_in_one_line_before_any_runs(tmp_path):
+    r = run_steps(tmp_path / "out", "ab", "bogus", AB_DEVICE="cpu")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpu_run.sh: no step 'bogus' (steps: ab ")
+    assert " tests " in lines[0] and " paddle-check " in lines[0]
+    assert not (tmp_path / "out" / "ab.log").exists()  # ab, named first, did not run
+
+
+def test_pack_leaves_one_tarball(tmp_path):
+    r = run_steps(tmp_path / "out", "ab", PACK="1", AB_ORDERS="3", AB_DEVICE="cpu")
+    assert r.returncode == 1  # the step failed (a bad AB_ORDERS), and its log is packed all the same
+    assert not (tmp_path / "out").exists()
+    with tarfile.open(tmp_path / "out.tgz") as t:
+        assert {"out/env.log", "out/ab.log", "out/steps.log"} <= set(t.getnames())
+        log = t.extractfile("out/ab.log")
+        assert log is not None and log.read().decode().strip() == "ab: AB_ORDERS must be 1 or 2, not '3'"
 
 
 def test_ab_without_a_base_fails_in_one_line(tmp_path):
