@@ -109,14 +109,8 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   for (int t = 0; t < kNumT; ++t) a.mask |= used[t] ? (1u << t) : 0u;
   if (a.target >= 0) a.mask |= 1u << a.target;
   const bool small = small_layout(lay);
-  const auto aligned_all = [&](uintptr_t bytes) {
-    for (const void* q : {static_cast<const void*>(a.g), static_cast<const void*>(a.x), static_cast<const void*>(a.y),
-                          static_cast<const void*>(a.w), static_cast<const void*>(a.out), static_cast<const void*>(a.dx),
-                          static_cast<const void*>(a.dy), static_cast<const void*>(a.dw), static_cast<const void*>(a.tgt)})
-      if (reinterpret_cast<uintptr_t>(q) % bytes != 0) return false;
-    return true;
-  };
-  const bool al = aligned_all(16);
+  const std::initializer_list<const void*> ptrs = {a.g, a.x, a.y, a.w, a.out, a.dx, a.dy, a.dw, a.tgt};
+  const bool al = all_aligned(ptrs, 16);
   if (rows_apply<T>(lay, a)) {
     launch_rows<T>(lay, a, alloc, stream);
     return true;
@@ -133,7 +127,7 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
     const int inner = nd - 1;
     pick.vec = al && lay.nr > 0 && vec_ok(lay, inner, V, used);
     pick.half = !pick.vec && lay.nr > 0 &&
-                narrow_vec<T>(lay, inner, used, {a.g, a.x, a.y, a.w, a.out, a.dx, a.dy, a.dw, a.tgt}) == V / 2;
+                narrow_vec<T>(lay, inner, used, ptrs) == V / 2;
     const int v = pick.width();
     gy = std::min<int64_t>(lay.M, 65535);
     // Enough blocks for one wave, at least one position (pack) per thread.
@@ -413,11 +407,11 @@ void lerp_forward_save_diff(const T* x, const T* y, const T* w, T* out, T* diff,
   GenArgs<T> a = gen_inputs<T>(nullptr, x, y, w, 0.0);
   a.out = out;
   const bool used[kNumT] = {true, true, true, true};
-  const bool al = aligned16(x) && aligned16(y) && aligned16(w) && aligned16(out) && aligned16(diff);
+  const std::initializer_list<const void*> ptrs = {x, y, w, out, diff};
   const int inner = lay.nk + lay.nr - 1;
-  if (al && vec_ok(lay, inner, V, used)) {
+  if (all_aligned(ptrs, 16) && vec_ok(lay, inner, V, used)) {
     nd_pick<T, V, false>(lay, a, n, stream, diff);
-  } else if (const int nv = fwd_narrow_on() ? narrow_vec<T>(lay, inner, used, {x, y, w, out, diff}) : 0; nv > 0) {
+  } else if (const int nv = fwd_narrow_on() ? narrow_vec<T>(lay, inner, used, ptrs) : 0; nv > 0) {
     nd_pick_narrow<T>(nv, lay, a, n, stream, diff);
   } else {
     nd_pick<T, 1, false>(lay, a, n, stream, diff);

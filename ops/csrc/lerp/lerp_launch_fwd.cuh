@@ -77,6 +77,12 @@ inline int packs_per_thread(int64_t packs, const int64_t (&wave)[3], int large, 
 }
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+// Whether every pointer (null ones too) starts on a multiple of `bytes`.
+inline bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes) {
+  for (const void* p : ptrs)
+    if (reinterpret_cast<uintptr_t>(p) % bytes != 0) return false;
+  return true;
+}
 
 // Can dims be read VEC-wide along `inner`? Needs every used tensor's stride
 // there in {0, 1}, every other stride a multiple of VEC, size % VEC == 0.
@@ -323,11 +329,7 @@ void with_narrow(int v, F&& f) {
 // (fp64, or an odd innermost run).
 template <typename T>
 int narrow_vec(const Layout& lay, int inner, const bool (&used)[kNumT], std::initializer_list<const void*> ptrs) {
-  return widest_narrow<T>([&](int v) {
-    bool al = true;
-    for (const void* p : ptrs) al = al && reinterpret_cast<uintptr_t>(p) % (v * sizeof(T)) == 0;
-    return al && vec_ok(lay, inner, v, used);
-  });
+  return widest_narrow<T>([&](int v) { return all_aligned(ptrs, v * sizeof(T)) && vec_ok(lay, inner, v, used); });
 }
 
 // Whether the forwards take narrow packs (LERP_FWD_NARROW=0: no; read once; for experiments).
@@ -358,13 +360,14 @@ void launch_bcast_fwd(const Layout& lay, GenArgs<T> a, int64_t n, cudaStream_t s
   const int nd = lay.nk + lay.nr;
   const int inner = nd - 1;
   const bool used[kNumT] = {true, true, true, a.w != nullptr};
-  const bool al = aligned16(a.x) && aligned16(a.y) && aligned16(a.w) && aligned16(a.out);
+  const std::initializer_list<const void*> ptrs = {a.x, a.y, a.w, a.out};
+  const bool al = all_aligned(ptrs, 16);
   const bool vec = al && vec_ok(lay, inner, V, used);
   const bool small = small_layout(lay);
   static const int nd_on = env_int("LERP_FWD_ND", 1);
   static const int gather_on = env_int("LERP_FWD_GATHER", 1);
   if (nd_on && small && nd <= 4) {
-    const int nv = !vec && fwd_narrow_on() ? narrow_vec<T>(lay, inner, used, {a.x, a.y, a.w, a.out}) : 0;
+    const int nv = !vec && fwd_narrow_on() ? narrow_vec<T>(lay, inner, used, ptrs) : 0;
     if (vec) {
       nd_pick<T, V, false>(lay, a, n, stream);
     } else if (nv > 0) {

@@ -582,16 +582,12 @@ void launch_tile2d(const View2& v, const T* g, const T* x, const T* y, const T* 
   int s = 1;
   while (s < 32 && int64_t(s) * 8 < a.L) s *= 2;  // each lane of a row sum adds at most 8 values
   a.S = s;
-  // Whether dout and every full-size operand and gradient start on a multiple of `bytes`.
-  const auto aligned_to = [&](uintptr_t bytes) {
-    bool ok = reinterpret_cast<uintptr_t>(g) % bytes == 0;
-    for (int t = 0; t < 3; ++t) {
-      const bool read = t == 2 ? w != nullptr : xy;
-      if (read && a.kind[t] == kT2Full) ok = ok && reinterpret_cast<uintptr_t>(a.op[t]) % bytes == 0;
-      if (a.grad[t] && a.kind[t] == kT2Full) ok = ok && reinterpret_cast<uintptr_t>(a.grad[t]) % bytes == 0;
-    }
-    return ok;
-  };
+  // Whether dout and every full-size operand read and gradient written start on a multiple of `bytes`.
+  const auto full = [&](const void* p, int t, bool read) { return read && a.kind[t] == kT2Full ? p : nullptr; };
+  const std::initializer_list<const void*> fulls = {g, full(a.op[0], 0, xy), full(a.op[1], 1, xy),
+                                                    full(a.op[2], 2, w != nullptr), full(a.grad[0], 0, true),
+                                                    full(a.grad[1], 1, true), full(a.grad[2], 2, true)};
+  const auto aligned_to = [&](uintptr_t bytes) { return all_aligned(fulls, bytes); };
   const bool vec = aligned_to(16) && t2_rows(a.L, a.M, E, V) > 0;
   // Short rows whose reduced gradients are all row ones: tile2d_rows_kernel (LERP_T2ROWS=0: tile2d_kernel;
   // read once, for experiments), in 16-byte packs, or where those do not divide a row, in the widest
