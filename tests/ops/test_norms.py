@@ -231,7 +231,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
              "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS",
-             "NORM_DX_WARP4"]
+             "NORM_DX_WARP4", "NORM_FINE"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -249,7 +249,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     col_sums blocks, not in one block (NORM_BWD_ONE_ROW=0), and grids of a few long rows a block without clusters
     that add their partial rows (NORM_BWD_PART_CLUSTERS=0), and mid-size grids on the row kernels with dw/db sums,
     not the dx pass and col_pass (NORM_BWD_DX_PASS=0), and the dx pass's rows of 65-128 packs without dw/db in
-    128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), stay correct: the GPU cases again in a fresh
+    128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), and rows in the power-of-two shapes alone,
+    not the rungs for many waves (NORM_FINE=0), stay correct: the GPU cases again in a fresh
     process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -311,6 +312,61 @@ def test_cuda_bwd_shape_taken(kind: str, norm_torch: Any, shape: tuple[int, int]
     shapes = {(int(m[1]), int(m[2])) for e in prof.events()
               if (m := re.search(r"bwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1,", e.name))}
     assert shapes == {want}, [e.name for e in prof.events()]
+
+
+# Calls of rows of odd length (never staged) past a small grid, and the block shape (threads a row, packs a
+# thread) fwd_reg or bwd_reg takes them in on a 132-SM GPU: a rung for many waves where one holds the row of a
+# grid of at least 8 rows an SM, then the power-of-two shape NORM_FINE=0 leaves.
+RUNG_FITS = {("fwd", (3000, 5119), "bfloat16"): ((160, 4), (256, 4)),
+             ("fwd", (3000, 4433), "float16"): ((160, 4), (256, 4)),
+             ("fwd", (3000, 12287), "bfloat16"): ((384, 4), (512, 4)),
+             ("fwd", (3000, 6143), "float32"): ((384, 4), (512, 4)),
+             ("fwd", (500, 12287), "float16"): ((512, 4), (512, 4)),  # under 8 rows an SM
+             ("fwd", (3000, 6143), "float16"): ((256, 4), (256, 4)),  # 768 packs: no rung
+             ("fwd", (3000, 12287), "float32"): ((512, 8), (512, 8)),
+             ("bwd", (3000, 5119), "float16"): ((160, 4), (256, 4)),
+             ("bwd", (3000, 12287), "bfloat16"): ((384, 4), (512, 4)),
+             ("bwd", (3000, 6143), "float32"): ((384, 4), (512, 4)),
+             ("bwd", (3000, 5119), "float32"): ((384, 4), (512, 4)),  # 1,280 packs
+             ("bwd", (3000, 3071), "float16"): ((256, 2), (256, 2)),  # 384 packs: no rung
+             ("bwd", (500, 12287), "float16"): ((512, 4), (512, 4))}
+
+
+@pytest.mark.parametrize(("direction", "shape", "dtype"), list(RUNG_FITS))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_rung_taken(kind: str, norm_torch: Any, direction: str, shape: tuple[int, int], dtype: str) -> None:
+    """The forward and the backward run in a rung for many waves where one holds the row of a grid of at least
+    8 rows an SM, else (and with NORM_FINE=0, test_cuda_fine_off) in the power-of-two shape: RUNG_FITS, by
+    kernel names under the profiler."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("RUNG_FITS are the fits of a 132-SM GPU")
+    fine, plain = RUNG_FITS[(direction, shape, dtype)]
+    want = plain if os.environ.get("NORM_FINE", "1") == "0" else fine
+    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype), requires_grad=True)
+    w = torch.randn(shape[1], device="cuda", dtype=x.dtype, requires_grad=True)
+    fn = getattr(ops, kind)
+    y = fn(x, w, epsilon=EPS[kind]) if direction == "bwd" else None
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        if y is None:
+            fn(x.detach(), w.detach(), epsilon=EPS[kind])
+        else:
+            torch.autograd.grad(y, [x, w], torch.ones_like(y))
+        torch.cuda.synchronize()
+    shapes = {(int(m[1]), int(m[2])) for e in prof.events()
+              if (m := re.search(direction + r"_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1,", e.name))}
+    assert shapes == {want}, [e.name for e in prof.events()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_fine_off(kind: str) -> None:
+    """With NORM_FINE=0 both directions take the power-of-two shapes alone again: the fits in a fresh process."""
+    r = rerun_with_env({"NORM_FINE": "0"}, f"{__file__}::test_cuda_rung_taken", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
+# norm_fwd_reads norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
@@ -23,6 +23,7 @@
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
+# norm_fine: the norm forwards with and without the rungs for many waves (160 x 4, 384 x 4);
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
 # without the one-row kernel; norm_part_clusters: the norm backwards with and without clusters adding the partial
@@ -42,7 +43,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -412,6 +413,12 @@ section_norm_split_vec() {
 section_norm_fwd_reads() {
   suite_ab norm_fwd_reads fwd "rms_norm-sweep layer_norm-sweep" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 \
     NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0
+}
+
+# norms-design.md, rungs for many waves: the norm sweeps', named suites' and norm-paths' forwards as the path
+# choice takes them and in the power-of-two shapes alone (NORM_FINE=0), compared.
+section_norm_fine() {
+  suite_ab norm_fine fwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm norm-paths" NORM_FINE=0
 }
 
 # The norm sweeps' and named suites' backwards with and without the table's rows for few and many rows

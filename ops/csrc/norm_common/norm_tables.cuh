@@ -16,10 +16,11 @@ namespace norm_core {
 namespace gpu {
 
 // The grids a table row is for: any; few rows (at most a quarter of the SMs' count); many rows (from one an SM
-// to kManyRowsPerSM an SM) that fill more than half the row's pack slots; none (only NORM_BWD_TPR/NORM_BWD_VECS
-// select it, for timing: diagnose.py bwd-shapes).
-enum class Grid { kAny, kFew, kMany, kForced };
+// to kManyRowsPerSM an SM) that fill more than half the row's pack slots; many waves (at least kWavesRowsPerSM
+// rows an SM); none (only NORM_BWD_TPR/NORM_BWD_VECS select it, for timing: diagnose.py bwd-shapes).
+enum class Grid { kAny, kFew, kMany, kWaves, kForced };
 constexpr int64_t kManyRowsPerSM = 128;
+constexpr int64_t kWavesRowsPerSM = 8;
 struct RegConfig {
   int tpr, vecs, cs;   // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
   int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
@@ -30,10 +31,34 @@ struct RegConfig {
 // warps resident; up to 30% slower on the sweeps' many-row 2-byte rows of 1,400-2,048). The last
 // kSmallGridShapes rows only pick_fwd takes: the first fits end before them.
 constexpr int kRowCS = 8;  // blocks of the tables' cluster rows (fewer where row_cluster fits them to the row)
-constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4, 1},       {128, 2, 1},
-                                     {128, 4, 1},      {256, 4, 1},      {512, 4, 1},      {512, 8, 1},
-                                     {256, 1, kRowCS}, {256, 2, kRowCS}, {256, 4, kRowCS}, {512, 4, kRowCS},
-                                     {512, 8, kRowCS}, {128, 1, 1},      {256, 1, 1},      {512, 1, 1},
+// Two rungs between the power-of-two blocks are for grids of many waves (Grid::kWaves): 160 x 4 (513-640
+// packs: rows of 5,120 2-byte elements) and 384 x 4 (1,025-1,536: 12,288 2-byte, 6,144 fp32), where 256 x 4
+// and 512 x 4 leave up to half of their pack slots empty, threads that hold registers and take part in every
+// sum but carry no data. H200, events, L2 flushed, NORM_FINE=0 -> on, both orders: rms_norm [14087,4433]
+// f16 87.4 -> 77.2 us, [7865,12288] f16 102.9 -> 98.7, layer_norm [6945,5120] bf16 45.4 -> 39.8, [4243,5495]
+// f32 59.9 -> 56.6; taken in grids of under 8 rows an SM they ran slower (rms_norm [323,5120] f16 6.1 -> 6.3
+// us, layer_norm [364,6144] f32 8.9 -> 9.3): there every row is in flight at once and the wider block puts
+// more of its loads in flight. Rungs of 192 x 2, 192 x 4, 320 x 4 and warps at 3 packs left every call they took
+// within noise or slower, and 384 x 8 was mixed (layer_norm [14452,9287] f32 322.7 -> 295.8, [6700,20031] bf16
+// 262.0 -> 298.6); docs/ops/norms-design.md.
+constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},
+                                     {32, 2, 1},
+                                     {32, 4, 1},
+                                     {128, 2, 1},
+                                     {128, 4, 1},
+                                     {160, 4, 1, 0, Grid::kWaves},
+                                     {256, 4, 1},
+                                     {384, 4, 1, 0, Grid::kWaves},
+                                     {512, 4, 1},
+                                     {512, 8, 1},
+                                     {256, 1, kRowCS},
+                                     {256, 2, kRowCS},
+                                     {256, 4, kRowCS},
+                                     {512, 4, kRowCS},
+                                     {512, 8, kRowCS},
+                                     {128, 1, 1},
+                                     {256, 1, 1},
+                                     {512, 1, 1},
                                      {512, 2, 1}};
 // The backward keeps x and dy in registers, 4 packs a thread at most. Its dw/db sums live in registers for
 // warps and small clusters; for blocks and the larger clusters they live in shared memory (smem > 0), which
@@ -52,6 +77,12 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},       {32, 2, 1},       {32, 4,
 // Held to 64 registers, or for 2-byte rows at 128 and 256 threads to 72 and 80, where 2-byte layer_norm spilled
 // 4-12 bytes at 64 (ptxas sm_90; odd 2-byte layer_norm rows at 128 x 2 still spill 4-12). NORM_BWD_GRID=0
 // leaves the few- and many-row rows out (read once; for experiments).
+// Both tables hold the forward's rungs for many waves (Grid::kWaves) too, 2-byte rows at 160 x 4 and 384 x 4,
+// 4-byte ones at 384 x 4 (the many-row 512 x 2 takes theirs of 513-640 packs): at 80 registers (ptxas sm_90,
+// rows of whole packs) 160 x 4 holds 5 blocks an SM where 256 x 4 holds 3, and 384 x 4 2 where 512 x 4 holds
+// 1. H200, events, L2 flushed, NORM_FINE=0 -> on, both orders: rms_norm [10922,12288] bf16 249.7 -> 212.9 us,
+// [7865,12288] f16 184.4 -> 158.9, [4325,5120] f32 89.5 -> 79.1, [14087,4433] f16 155.5 -> 140.8, layer_norm
+// [4096,6144] f32 99.5 -> 92.1, [6945,5120] bf16 92.3 -> 85.7; slower: rms_norm [6000,5120] bf16 62.4 -> 64.9.
 constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},
                                       {32, 2, 1},
                                       {128, 2, 1, 7, Grid::kFew},
@@ -59,7 +90,9 @@ constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},
                                       {32, 4, 1},
                                       {256, 2, 1, 3, Grid::kMany},
                                       {128, 4, 1, 4},
+                                      {160, 4, 1, 3, Grid::kWaves},
                                       {256, 4, 1, 2},
+                                      {384, 4, 1, 1, Grid::kWaves},
                                       {512, 4, 1, 1},
                                       {256, 1, kRowCS},
                                       {256, 2, kRowCS, 4},
@@ -75,6 +108,7 @@ constexpr RegConfig kBwdConfigs4[] = {{32, 1, 1},
                                       {512, 2, 1, 2, Grid::kMany},
                                       {128, 4, 1, 4},
                                       {256, 4, 1, 2},
+                                      {384, 4, 1, 1, Grid::kWaves},
                                       {512, 4, 1, 1},
                                       {256, 1, kRowCS},
                                       {256, 2, kRowCS},
@@ -135,14 +169,17 @@ inline DeviceInfo device_info() {
   return info;
 }
 
-// Whether table row `r` takes a grid of `rows` rows of `packs` packs (NORM_BWD_GRID=0: only rows for any grid).
+// Whether table row `r` takes a grid of `rows` rows of `packs` packs (NORM_BWD_GRID=0: only rows for any grid of
+// the backward's table; NORM_FINE=0: none of the rungs for many waves; both read once, for experiments).
 inline bool grid_takes(const RegConfig& r, int64_t rows, int64_t packs, const DeviceInfo& dev) {
   static const bool on = opcore::env_int("NORM_BWD_GRID", 1) != 0;
+  static const bool fine = opcore::env_int("NORM_FINE", 1) != 0;
   switch (r.grid) {
     case Grid::kAny: return true;
     case Grid::kFew: return on && rows * 4 <= dev.sms;
     case Grid::kMany:
       return on && rows >= dev.sms && rows < kManyRowsPerSM * dev.sms && 2 * packs > int64_t{r.tpr} * r.vecs;
+    case Grid::kWaves: return fine && rows >= kWavesRowsPerSM * dev.sms;
     default: return false;
   }
 }
