@@ -146,7 +146,8 @@ def sass(patterns: list[str]) -> None:
 # bwd-shapes force, and the most packs a block's shape holds (longer rows take clusters).
 FWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 1), (128, 2), (128, 4), (160, 4), (256, 1), (256, 4), (384, 4),
               (512, 1), (512, 4), (512, 8), (512, 2)]
-BWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 4), (256, 4), (512, 4), (128, 2), (256, 2), (512, 2)]
+BWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 4), (160, 4), (256, 4), (384, 4), (512, 4), (128, 2), (256, 2),
+              (512, 2)]
 BLOCK_PACKS = {"fwd": 4096, "bwd": 2048}
 # A shape is timed on rows that fill more than 1/SPARE[direction] of its pack slots.
 SPARE = {"fwd": 8, "bwd": 4}
