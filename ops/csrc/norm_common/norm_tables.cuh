@@ -78,11 +78,12 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},
 // 4-12 bytes at 64 (ptxas sm_90; odd 2-byte layer_norm rows at 128 x 2 still spill 4-12). NORM_BWD_GRID=0
 // leaves the few- and many-row rows out (read once; for experiments).
 // Both tables hold the forward's rungs for many waves (Grid::kWaves) too, 2-byte rows at 160 x 4 and 384 x 4,
-// 4-byte ones at 384 x 4 (the many-row 512 x 2 takes theirs of 513-640 packs): at 80 registers (ptxas sm_90,
-// rows of whole packs) 160 x 4 holds 5 blocks an SM where 256 x 4 holds 3, and 384 x 4 2 where 512 x 4 holds
-// 1. H200, events, L2 flushed, NORM_FINE=0 -> on, both orders: rms_norm [10922,12288] bf16 249.7 -> 212.9 us,
-// [7865,12288] f16 184.4 -> 158.9, [4325,5120] f32 89.5 -> 79.1, [14087,4433] f16 155.5 -> 140.8, layer_norm
-// [4096,6144] f32 99.5 -> 92.1, [6945,5120] bf16 92.3 -> 85.7; slower: rms_norm [6000,5120] bf16 62.4 -> 64.9.
+// 4-byte ones at 384 x 4 (their rows of 513-640 packs keep the many-row 512 x 2). ptxas (sm_90, f16 rms_norm,
+// rows of whole packs) gives every block shape here 80 registers, so 160 x 4 holds 5 blocks an SM where 256 x 4
+// holds 3, and 384 x 4 2 where 512 x 4 holds 1. H200, events, L2 flushed, NORM_FINE=0 -> on, both orders:
+// rms_norm [10922,12288] bf16 249.7 -> 212.9 us, [7865,12288] f16 184.4 -> 158.9, [4325,5120] f32 89.5 -> 79.1,
+// [14087,4433] f16 155.5 -> 140.8, layer_norm [4096,6144] f32 99.5 -> 92.1, [6945,5120] bf16 92.3 -> 85.7;
+// slower: rms_norm [6000,5120] bf16 62.4 -> 64.9.
 constexpr RegConfig kBwdConfigs2[] = {{32, 1, 1},
                                       {32, 2, 1},
                                       {128, 2, 1, 7, Grid::kFew},
