@@ -41,8 +41,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "odd_block_12001": ((300, 12001), "same", "same"),
     "block_16384": ((129, 16384), "same", "same"),  # fewer rows than SMs: a cluster each (fwd; bwd: see split_*)
     "spread_10000": ((150, 10000), "same", None),  # bwd: under two waves of 512-thread blocks (see split_*)
-    # the forward's rungs for many waves (at least 8 rows an SM): 2-byte rows in 160 x 4 and 384 x 4, f32 in
-    # 384 x 4
+    # the rungs for many waves (at least 8 rows an SM), both directions: 2-byte rows of 5,119-5,120 in 160 x 4
+    # and of 12,288 in 384 x 4, f32 rows of 5,119-6,143 in 384 x 4
     "fine_5120": ((1100, 5120), "same", "same"),
     "fine_odd_5119": ((1200, 5119), "same", "same"),
     "fine_12288": ((1100, 12288), "same", None),
