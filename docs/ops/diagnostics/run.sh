@@ -23,7 +23,7 @@
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
-# norm_fine: the norm forwards with and without the rungs for many waves (160 x 4, 384 x 4);
+# norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
 # without the one-row kernel; norm_part_clusters: the norm backwards with and without clusters adding the partial
@@ -415,10 +415,19 @@ section_norm_fwd_reads() {
     NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0
 }
 
-# norms-design.md, rungs for many waves: the norm sweeps', named suites' and norm-paths' forwards as the path
-# choice takes them and in the power-of-two shapes alone (NORM_FINE=0), compared.
+# norms-design.md, rungs for many waves: the norm sweeps', named suites' and norm-paths' forwards and backwards
+# in the power-of-two shapes alone (NORM_FINE=0, base) and as the path choice takes them (new), timed in both
+# orders (base, new, new, base) and compared with the verdicts both orders give (norm_fine_compare.md).
 section_norm_fine() {
-  suite_ab norm_fine fwd "rms_norm-sweep layer_norm-sweep rms_norm layer_norm norm-paths" NORM_FINE=0
+  local run
+  for run in base new new2 base2; do
+    NORM_FINE=$([ "${run%2}" = base ] && echo 0 || echo 1) python -m opbench bench rms_norm-sweep layer_norm-sweep \
+      rms_norm layer_norm norm-paths --providers torch-ops --directions fwd,bwd --method events --rounds 1 \
+      --no-progress --json "$out/norm_fine_$run.json" >"$out/norm_fine_$run.md" 2>&1
+  done
+  python -m opbench compare "$out/norm_fine_base.json" "$out/norm_fine_new.json" --again "$out/norm_fine_base2.json" \
+    "$out/norm_fine_new2.json" --markdown "$out/norm_fine_compare.md" --fail-on-slower 100 >/dev/null
+  return 0
 }
 
 # The norm sweeps' and named suites' backwards with and without the table's rows for few and many rows
