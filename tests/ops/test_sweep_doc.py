@@ -58,3 +58,18 @@ def test_copy_floor_bounds_the_ceiling_where_the_run_timed_it() -> None:
     # A copy faster than the other floors never loosens them
     fast_copy = BenchResult(env, {}, [_timed("torch-compile", 10.0), _timed("torch-ops", 8.0, 2.0)])
     assert sweep_doc.targets(fast_copy)[0][0][6:8] == ["1.25x", "1.25x"]
+
+
+def test_a_case_below_target_is_bounded_by_the_copy_where_the_anchor_beats_the_bytes_floor() -> None:
+    sweep_doc = load("sweep_doc")
+    env = {"peak_bandwidth_gbps": 3000.0}  # the bytes at 3,000 GB/s: 1 us
+    # The anchor moves the bytes faster than the copy bandwidth (0.9 us): a kernel at the copy's speed takes
+    # 1 us, 0.90x of it, so ours (1.2 us, 0.75x) is below the target and bounded below it
+    bounded = BenchResult(env, {}, [_timed("torch-compile", 0.9), _timed("torch-ops", 1.2, 1.1)])
+    summary, cases = sweep_doc.targets(bounded)
+    assert summary[0][3:5] == ["0.75x", "1 (1 bounded by the copy)"]
+    assert cases[0][-1] == "0.90x"
+    # Below the target but reachable: the copy's bound is 1.0x
+    reachable = BenchResult(env, {}, [_timed("torch-compile", 1.5), _timed("torch-ops", 2.0, 1.5)])
+    assert sweep_doc.targets(reachable)[0][0][3:5] == ["0.75x", "1"]
+    assert "`bounded by the copy`" in sweep_doc.render(bounded, "x.json")
