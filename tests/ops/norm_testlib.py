@@ -55,6 +55,7 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cluster_65536": ((5, 65536), "same", "same"),
     "cluster_many_rows": ((700, 20000), "f32", "f32"),  # clusters looping over rows, of 5 blocks (row_cluster)
     "cluster_7_odd": ((400, 27001), "same", "same"),  # bwd (fwd f32): looping clusters of 7 blocks, loose elements
+    "words_24576": ((600, 24576), "same", None),  # 2-byte rms_norm fwd past 4 blocks an SM: 512 x 8, x held as words
     "loop_140001": ((2, 140001), "same", None),  # past a cluster: f32 fwd and every bwd take the loop
     "direct_dw": ((3, 768), "f32", "f32"),  # one block: dw/db written by the backward kernel itself
     "small_grid_warps": ((20, 500), "same", "same"),  # grids of a few blocks

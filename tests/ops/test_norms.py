@@ -231,7 +231,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
              "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS",
-             "NORM_DX_WARP4", "NORM_FINE"]
+             "NORM_DX_WARP4", "NORM_FINE", "NORM_FWD_WORDS"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -250,7 +250,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     that add their partial rows (NORM_BWD_PART_CLUSTERS=0), and mid-size grids on the row kernels with dw/db sums,
     not the dx pass and col_pass (NORM_BWD_DX_PASS=0), and the dx pass's rows of 65-128 packs without dw/db in
     128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), and rows in the power-of-two shapes alone,
-    not the rungs for many waves (NORM_FINE=0), stay correct: the GPU cases again in a fresh
+    not the rungs for many waves (NORM_FINE=0), and 2-byte rms_norm rows at 512 x 8 with x held as floats, not
+    as its words (NORM_FWD_WORDS=0), stay correct: the GPU cases again in a fresh
     process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -366,6 +367,48 @@ def test_cuda_rung_taken(kind: str, norm_torch: Any, direction: str, shape: tupl
 def test_cuda_fine_off(kind: str) -> None:
     """With NORM_FINE=0 both directions take the power-of-two shapes alone again: the fits in a fresh process."""
     r = rerun_with_env({"NORM_FINE": "0"}, f"{__file__}::test_cuda_rung_taken", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+# Forwards at 512 x 8 past 4 blocks an SM (no batched loads) on a 132-SM GPU, and whether rms_norm's fwd_reg holds
+# x as its words (kWords): 2-byte rows alone, of whole packs or not, with 2-byte or fp32 weights. layer_norm's
+# never does (its 2-byte rows spill at two blocks an SM).
+WORDS_FITS = {((3000, 20001), "float16", "same"): True,
+              ((600, 32768), "bfloat16", "same"): True,
+              ((3000, 28877), "float16", "f32"): True,
+              ((600, 32768), "bfloat16", "f32"): True,
+              ((3000, 12287), "float32", "same"): False}
+READS = {"0": "late", "kLate": "late", "4": "words", "kWords": "words"}  # FwdRead as the demangler prints it
+
+
+@pytest.mark.parametrize(("shape", "dtype", "wk"), list(WORDS_FITS))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
+    """2-byte rms_norm rows at 512 x 8 in grids past 4 blocks an SM run fwd_reg with x held as its words; the
+    others, and all with NORM_FWD_WORDS=0 (test_cuda_words_off), with x as floats: WORDS_FITS, by kernel names
+    under the profiler."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("WORDS_FITS are the fits of a 132-SM GPU")
+    words = kind == "rms_norm" and WORDS_FITS[(shape, dtype, wk)] and os.environ.get("NORM_FWD_WORDS", "1") != "0"
+    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
+    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        getattr(ops, kind)(x, w, epsilon=EPS[kind])
+        torch.cuda.synchronize()
+    pattern = r"fwd_reg<[^,]+, [^,]+, \w+, 512, 8, 1, \w+, \(?norm_core::gpu::FwdRead(?:\)|::)(\w+)>"
+    reads = {READS.get(m[1], m[1]) for e in prof.events() if (m := re.search(pattern, e.name))}
+    assert reads == {"words" if words else "late"}, [e.name for e in prof.events()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_words_off(kind: str) -> None:
+    """With NORM_FWD_WORDS=0 no forward holds x as its words: the fits in a fresh process."""
+    r = rerun_with_env({"NORM_FWD_WORDS": "0"}, f"{__file__}::test_cuda_words_taken", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
 

@@ -408,11 +408,12 @@ section_norm_split_vec() {
 # norms-design.md, when the forward's loads go out: the norm sweeps' forwards as the path choice takes them, without
 # prefetched parameters (NORM_FWD_PREFETCH=0), without batched loads (NORM_FWD_BATCH=0), without the 512-thread
 # blocks' early reads (NORM_FWD_EARLY_WIDE=0), without those of 2-byte layer_norm rows of whole packs
-# (NORM_FWD_EARLY_LN2=0) and with no row staged in shared memory (NORM_FWD_STAGED=0); ours alone, events with L2 flushed; JSON, tables, and opbench
-# compare of each knob-off run (base) against the default (new)
+# (NORM_FWD_EARLY_LN2=0), with no row staged in shared memory (NORM_FWD_STAGED=0) and with 2-byte rms_norm rows at
+# 512 x 8 held as floats, not words (NORM_FWD_WORDS=0); ours alone, events with L2 flushed; JSON, tables, and
+# opbench compare of each knob-off run (base) against the default (new)
 section_norm_fwd_reads() {
   suite_ab norm_fwd_reads fwd "rms_norm-sweep layer_norm-sweep" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 \
-    NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0
+    NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0 NORM_FWD_WORDS=0
 }
 
 # norms-design.md, rungs for many waves: the norm sweeps', named suites' and norm-paths' forwards and backwards

@@ -28,16 +28,22 @@ namespace gpu {
 //              before any is used: two round trips a row, the parameters held only while y is written.
 //   kEarly:    x, weight and bias loads all out before any is used, the parameters held across the sums: one
 //              round trip, the most registers.
-enum class FwdRead { kLate, kPrefetch, kBatched, kEarly };
+//   kWords:    kLate with 2-byte x held as its loaded words, each element converted at each use instead of once
+//              into a float: half the registers for the row, so that a block of 64 values a thread fits 64
+//              registers and two blocks an SM (held to that by the launch bound; the other kernels' bound says
+//              no blocks an SM, 0: an explicit 1 gave them 4-8 more registers by ptxas, and slower runs).
+enum class FwdRead { kLate, kPrefetch, kBatched, kEarly, kWords };
 
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, FwdRead kRead>
-__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
+__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kRead == FwdRead::kWords ? 2 : 0)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;
   constexpr bool kEarly = kRead == FwdRead::kEarly, kPrefetch = kRead == FwdRead::kPrefetch;
   constexpr bool kBulk = kEarly || kRead == FwdRead::kBatched;  // x's loads first; the parameters held
+  constexpr bool kWords = kRead == FwdRead::kWords, kHoldX = kBulk || kWords;  // x's packs held as loaded
   static_assert(kCS == 1 || kRPB == 1, "a cluster shares one row");
+  static_assert(!kWords || sizeof(T) == 2, "only 2-byte rows are held as words");
   __shared__ float smem[2 * 32];
   __shared__ float slot[1];
   const int lane = threadIdx.x % kTPR;
@@ -47,17 +53,19 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
   const RowSplit<V, kOdd> sp(live ? row : 0, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
   const T* xr = x + (live ? row : 0) * cols + sp.head;
-  Pack<T, V> xp[kBulk ? kVecs : 1];
-  float v[kVecs][V];
+  Pack<T, V> xp[kHoldX ? kVecs : 1];
+  float v[kWords ? 1 : kVecs][V];
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int p = gi + i * kSpan;
     if (live && p < sp.packs) {
-      xp[kBulk ? i : 0] = load_pack<T, V>(xr + p * V);
-      if constexpr (!kBulk) {
+      xp[kHoldX ? i : 0] = load_pack<T, V>(xr + p * V);
+      if constexpr (!kHoldX) {
 #pragma unroll
         for (int k = 0; k < V; ++k) v[i][k] = xp[0].get(k);
       }
+    } else if constexpr (kWords) {
+      xp[i] = Pack<T, V>{};
     } else if constexpr (!kBulk) {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[i][k] = 0.f;
@@ -102,13 +110,18 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       for (int k = 0; k < V; ++k) v[i][k] = in ? xp[i].get(k) : 0.f;
     }
   }
+  // Element k of pack i as a float (0 past the row).
+  const auto xv = [&](int i, int k) -> float {
+    if constexpr (kWords) return xp[i].get(k);
+    else return v[i][k];
+  };
   float mu = 0.f;
   if constexpr (kCenter) {
     float s[1] = {e};
 #pragma unroll
     for (int i = 0; i < kVecs; ++i)
 #pragma unroll
-      for (int k = 0; k < V; ++k) s[0] += v[i][k];
+      for (int k = 0; k < V; ++k) s[0] += xv(i, k);
     group_sum<kTPR, 1>(s, smem);
     cluster_sum<kCS, 1>(s, slot);
     mu = s[0] * inv_n;
@@ -119,7 +132,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
     const bool in = gi + i * kSpan < sp.packs;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
-      const float d = in ? v[i][k] - mu : 0.f;
+      const float d = in ? xv(i, k) - mu : 0.f;
       q[0] += d * d;
     }
   }
@@ -147,7 +160,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR)
       load_param<W, V, kOdd>(b, c, 0.f, bv);
     }
 #pragma unroll
-    for (int k = 0; k < V; ++k) o[k] = (v[i][k] - mu) * rs * wv[k] + bv[k];
+    for (int k = 0; k < V; ++k) o[k] = (xv(i, k) - mu) * rs * wv[k] + bv[k];
     store_pack<T, V, kOdd>(yr + p * V, pack_of<T, V>(o));
   }
   if (sp.has_loose()) {

@@ -216,6 +216,21 @@ inline bool fwd_batch_on() {
   return on;
 }
 
+// 2-byte rms_norm rows at 512 x 8 (2,049-4,096 packs) in grids past a block an SM read late with x held as its
+// words (fwd_reg's kWords): 64 registers, two blocks an SM, where the floats held 111-128 and one. H200, events,
+// L2 flushed, NORM_FWD_WORDS=0 -> on, both orders: [4647,28877] f16 198.2 -> 141.6 us, [1549,28967] f16 72.6 ->
+// 56.0, [1536,32768] f16 71.1 -> 56.3, [250,32768] bf16 17.3 -> 13.8. 2-byte layer_norm rows spill there (96-168
+// bytes by ptxas) and ran up to 22% slower on them ([4295,31245] f16 249.7 -> 305.0), so keep the floats.
+// NORM_FWD_WORDS=0 never does (read once; for experiments).
+template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
+constexpr bool fwd_has_words() {
+  return !kCenter && sizeof(T) == 2 && kTPR == 512 && kVecs == 8 && kCS == 1;
+}
+inline bool fwd_words_on() {
+  static const bool on = opcore::env_int("NORM_FWD_WORDS", 1) != 0;
+  return on;
+}
+
 // Rows of whole aligned packs, up to 1,024 packs, whose block-a-row grid is more than the register kernel's
 // wave take fwd_staged where its grid is all resident at once: shared memory, not registers, then sets the rows
 // an SM holds (2-byte rows of 2,560 at 128 threads: 16 blocks an SM staged against 9 at 53 registers). The
@@ -279,6 +294,9 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
     constexpr auto kernel = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kBatched>;
     if (fwd_batch_on() && blocks <= kBatchBlocksPerSM * dev.sms && blocks <= resident<kernel>(kBlock, kCS, dev))
       return run(kernel);
+  }
+  if constexpr (fwd_has_words<T, kCenter, kTPR, kVecs, kCS>()) {
+    if (fwd_words_on()) return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kWords>);
   }
   run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kLate>);
 }
