@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
+# norm_fwd_reads norm_words norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
@@ -23,6 +23,7 @@
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
+# norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders;
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
@@ -43,7 +44,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -414,6 +415,26 @@ section_norm_split_vec() {
 section_norm_fwd_reads() {
   suite_ab norm_fwd_reads fwd "rms_norm-sweep layer_norm-sweep" NORM_FWD_PREFETCH=0 NORM_FWD_BATCH=0 \
     NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0 NORM_FWD_WORDS=0
+}
+
+# norms-design.md, x held as words: the 2-byte rms_norm forwards of 16,385-32,768 elements past a block an SM with x
+# as floats (NORM_FWD_WORDS=0, base) and as words (new), timed in both orders (base, new, new2, base2) and compared
+# with the verdicts both orders give (norm_words_compare.md)
+section_norm_words() {
+  local P=paddle.nn.functional.rms_norm f=$out/norm_words_cases.txt shape dt run h
+  for shape in "4647, 28877:float16" "1549, 28967:float16" "1536, 32768:float16" "250, 32768:bfloat16"; do
+    dt=${shape#*:} shape=${shape%:*} h=${shape#*, }
+    echo "$P(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), 1e-06, )"
+  done >"$f"
+  for run in base new new2 base2; do
+    NORM_FWD_WORDS=$([ "${run%2}" = base ] && echo 0 || echo 1) python -m opbench bench "$f" --providers torch-ops \
+      --directions fwd --method events --rounds 1 --no-progress --json "$out/norm_words_$run.json" \
+      >"$out/norm_words_$run.md" 2>&1
+  done
+  python -m opbench compare "$out/norm_words_base.json" "$out/norm_words_new.json" --again \
+    "$out/norm_words_base2.json" "$out/norm_words_new2.json" --markdown "$out/norm_words_compare.md" \
+    --fail-on-slower 100 >/dev/null
+  return 0
 }
 
 # norms-design.md, rungs for many waves: the norm sweeps', named suites' and norm-paths' forwards and backwards

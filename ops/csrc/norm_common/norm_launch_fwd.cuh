@@ -64,8 +64,9 @@ inline bool fwd_batch_on() {
 // 2-byte rms_norm rows at 512 x 8 (2,049-4,096 packs) in grids past a block an SM read late with x held as its
 // words (fwd_reg's kWords): 64 registers, two blocks an SM, where the floats held 111-128 and one. H200, events,
 // L2 flushed, NORM_FWD_WORDS=0 -> on, both orders: [4647,28877] f16 198.2 -> 141.6 us, [1549,28967] f16 72.6 ->
-// 56.0, [1536,32768] f16 71.1 -> 56.3, [250,32768] bf16 17.3 -> 13.8. 2-byte layer_norm rows spill there (96-168
-// bytes by ptxas) and ran up to 22% slower on them ([4295,31245] f16 249.7 -> 305.0), so keep the floats.
+// 56.0, [1536,32768] f16 71.1 -> 56.3, [250,32768] bf16 17.3 -> 13.8 (docs/ops/diagnostics/run.sh OUT norm_words).
+// 2-byte layer_norm rows spill there (96-168 bytes by ptxas) and ran up to 22% slower on them ([4295,31245] f16
+// 249.7 -> 305.0; a build not kept, docs/ops/norms-design.md), so keep the floats.
 // NORM_FWD_WORDS=0 never does (read once; for experiments).
 template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_words() {
