@@ -231,7 +231,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
              "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS",
-             "NORM_DX_WARP4", "NORM_FINE", "NORM_FWD_WORDS"]
+             "NORM_DX_WARP4", "NORM_FINE", "NORM_FWD_WORDS", "NORM_FWD_HALF"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -251,7 +251,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     not the dx pass and col_pass (NORM_BWD_DX_PASS=0), and the dx pass's rows of 65-128 packs without dw/db in
     128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), and rows in the power-of-two shapes alone,
     not the rungs for many waves (NORM_FINE=0), and 2-byte rms_norm rows at 512 x 8 with x held as floats, not
-    as its words (NORM_FWD_WORDS=0), stay correct: the GPU cases again in a fresh
+    as its words (NORM_FWD_WORDS=0), and at 4 packs a thread, not half the threads at 8 with x as words
+    (NORM_FWD_HALF=0), stay correct: the GPU cases again in a fresh
     process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -322,7 +323,7 @@ RUNG_FITS = {("fwd", (3000, 5119), "bfloat16"): ((160, 4), (256, 4)),
              ("fwd", (3000, 4433), "float16"): ((160, 4), (256, 4)),
              ("fwd", (3000, 12287), "bfloat16"): ((384, 4), (512, 4)),
              ("fwd", (3000, 6143), "float32"): ((384, 4), (512, 4)),
-             ("fwd", (500, 12287), "float16"): ((512, 4), (512, 4)),  # under 8 rows an SM
+             ("fwd", (250, 12287), "float16"): ((512, 4), (512, 4)),  # under 8 rows an SM
              ("fwd", (3000, 6143), "float16"): ((256, 4), (256, 4)),  # 768 packs: no rung
              ("fwd", (3000, 12287), "float32"): ((512, 8), (512, 8)),
              ("bwd", (3000, 5119), "float16"): ((160, 4), (256, 4)),
@@ -408,7 +409,59 @@ def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dt
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_words_off(kind: str) -> None:
     """With NORM_FWD_WORDS=0 no forward holds x as its words: the fits in a fresh process."""
-    r = rerun_with_env({"NORM_FWD_WORDS": "0"}, f"{__file__}::test_cuda_words_taken", "-k", kind)
+    r = rerun_with_env({"NORM_FWD_WORDS": "0"}, f"{__file__}::test_cuda_words_taken",
+                       f"{__file__}::test_cuda_half_words_taken", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+# Forwards past a small grid on a 132-SM GPU: the table's block shape (threads a row, packs a thread), and the
+# shape 2-byte rms_norm rows take instead at each NORM_FWD_HALF (0, 1 (the default), 2) with x held as its words,
+# or None where they keep the table's shape with x as floats. 512 x 4 holds 264 rows at once, 256 x 8 with words
+# 528; 256 x 4 528, 128 x 8 with words 1,056; kOdd rows at 256 threads take the words past 48 rows an SM at 1
+# (6,336 rows).
+HALF_FITS = {((406, 16384), "float16", "same"): ((512, 4), (None, (256, 8), (256, 8))),
+             ((500, 12287), "float16", "f32"): ((512, 4), (None, (256, 8), (256, 8))),
+             ((6400, 5121), "bfloat16", "same"): ((256, 4), (None, (128, 8), (128, 8))),
+             ((1100, 8001), "bfloat16", "same"): ((256, 4), (None, None, (128, 8))),
+             ((11195, 8192), "float16", "same"): ((256, 4), (None, None, (128, 8))),
+             ((300, 8001), "float16", "same"): ((256, 4), (None, None, None)),  # one wave of the floats
+             ((6400, 5121), "float32", "same"): ((384, 4), (None, None, None))}
+FWD_READ = r"fwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1, \w+, \(?norm_core::gpu::FwdRead(?:\)|::)(\w+)>"
+
+
+@pytest.mark.parametrize(("shape", "dtype", "wk"), list(HALF_FITS))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
+    """2-byte rms_norm rows past the 4-pack floats' wave run fwd_reg at half the threads and 8 packs with x held
+    as its words, as NORM_FWD_HALF says (test_cuda_half_any: 2); layer_norm's, fp32 rows and every call with
+    NORM_FWD_HALF=0 or NORM_FWD_WORDS=0 (test_cuda_words_off) keep the table's shape with x as floats:
+    HALF_FITS, by kernel names under the profiler."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("HALF_FITS are the fits of a 132-SM GPU")
+    table, by_mode = HALF_FITS[(shape, dtype, wk)]
+    mode = int(os.environ.get("NORM_FWD_HALF", "1")) if os.environ.get("NORM_FWD_WORDS", "1") != "0" else 0
+    half = by_mode[mode] if kind == "rms_norm" else None
+    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
+    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        getattr(ops, kind)(x, w, epsilon=EPS[kind])
+        torch.cuda.synchronize()
+    got = {(int(m[1]), int(m[2]), READS.get(m[3], m[3]) == "words")
+           for e in prof.events() if (m := re.search(FWD_READ, e.name))}
+    assert got == {(*half, True) if half else (*table, False)}, [e.name for e in prof.events()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_half_any(kind: str) -> None:
+    """With NORM_FWD_HALF=2 (half the threads with x as words in any grid past the floats' wave) the forwards
+    stay correct and take the fits HALF_FITS gives: the GPU cases and the fits again in a fresh process."""
+    r = rerun_with_env({"NORM_FWD_HALF": "2"}, f"{__file__}::test_cuda_vs_float64",
+                       f"{__file__}::test_cuda_half_words_taken", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
 

@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_words norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
+# norm_fwd_reads norm_words norm_half norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
@@ -23,7 +23,8 @@
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
-# norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders;
+# norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders; norm_half:
+# the 2-byte rms_norm forwards past the 4-pack floats' wave at half the threads with x as words, and without;
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
@@ -44,7 +45,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -434,6 +435,32 @@ section_norm_words() {
   python -m opbench compare "$out/norm_words_base.json" "$out/norm_words_new.json" --again \
     "$out/norm_words_base2.json" "$out/norm_words_new2.json" --markdown "$out/norm_words_compare.md" \
     --fail-on-slower 100 >/dev/null
+  return 0
+}
+
+# norm_launch_fwd.cuh, half the threads with x as words: 2-byte rms_norm forwards past the 4-pack floats' wave
+# with NORM_FWD_HALF=0 (base), 1 (new, the default) and 2 (any, every grid past that wave), timed in the orders
+# 0 1 2 2 1 0; norm_half_compare.md compares base and new, norm_half_any_compare.md base and any, each with the
+# verdicts both orders give.
+section_norm_half() {
+  local P=paddle.nn.functional.rms_norm f=$out/norm_half_cases.txt shape dt run h m tag
+  for shape in "406, 16384:float16" "300, 16384:float16" "500, 12287:float16" "800, 8001:float16" \
+    "22035, 6091:float16" "8192, 5121:bfloat16" "6400, 5121:bfloat16" "1100, 8001:bfloat16" "600, 12288:bfloat16" \
+    "11195, 8192:float16" "4096, 8192:bfloat16" "3000, 6143:float16" "2000, 7000:float16" "1024, 16384:bfloat16"; do
+    dt=${shape#*:} shape=${shape%:*} h=${shape#*, }
+    echo "$P(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), 1e-06, )"
+  done >"$f"
+  for run in base new any any2 new2 base2; do
+    case $run in base*) m=0 ;; new*) m=1 ;; *) m=2 ;; esac
+    NORM_FWD_HALF=$m python -m opbench bench "$f" --providers torch-ops --directions fwd --method events --rounds 1 \
+      --no-progress --json "$out/norm_half_$run.json" >"$out/norm_half_$run.md" 2>&1
+  done
+  for run in new any; do
+    tag=${run/new/}
+    python -m opbench compare "$out/norm_half_base.json" "$out/norm_half_$run.json" --again \
+      "$out/norm_half_base2.json" "$out/norm_half_${run}2.json" --markdown "$out/norm_half_${tag:+${tag}_}compare.md" \
+      --fail-on-slower 100 >/dev/null
+  done
   return 0
 }
 

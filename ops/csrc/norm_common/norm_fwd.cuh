@@ -29,13 +29,15 @@ namespace gpu {
 //   kEarly:    x, weight and bias loads all out before any is used, the parameters held across the sums: one
 //              round trip, the most registers.
 //   kWords:    kLate with 2-byte x held as its loaded words, each element converted at each use instead of once
-//              into a float: half the registers for the row, so that a block of 64 values a thread fits 64
-//              registers and two blocks an SM (held to that by the launch bound; the other kernels' bound says
-//              no blocks an SM, 0: an explicit 1 gave them 4-8 more registers by ptxas, and slower runs).
+//              into a float: half the registers for the row, so that a thread of 64 values fits 64 registers,
+//              two blocks of 512 threads an SM, four of 256, eight of 128 (held to that by the launch bound; the
+//              other kernels' bound says no blocks an SM, 0: an explicit 1 gave them 4-8 more registers by
+//              ptxas, and slower runs).
 enum class FwdRead { kLate, kPrefetch, kBatched, kEarly, kWords };
 
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, FwdRead kRead>
-__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kRead == FwdRead::kWords ? 2 : 0)
+__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
+                                  kRead == FwdRead::kWords ? 1024 / (kTPR < 128 ? 128 : kTPR) : 0)
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;

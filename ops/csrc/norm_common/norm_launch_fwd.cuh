@@ -76,6 +76,28 @@ inline bool fwd_words_on() {
   static const bool on = opcore::env_int("NORM_FWD_WORDS", 1) != 0;
   return on;
 }
+// 2-byte rms_norm rows the table gives 256 or 512 threads at 4 packs, in grids past that kernel's wave, take
+// half the threads at 8 packs with x held as its words (fwd_reg's kWords: the same pack slots at 64 registers,
+// twice the rows an SM) where the words kernel's wave holds the grid, and rows at 256 threads that are not whole
+// aligned packs (kOdd) in grids of at least kHalfOddRowsPerSM rows an SM. H200, events, L2 flushed, one build,
+// NORM_FWD_HALF=0 against the words, both orders, us: where the words' wave holds the grid, [500,12287] f16
+// 12.7 -> 11.9, [406,16384] f16 13.0-13.3 -> 12.6, [300,16384] f16 11.8-12.0 -> 11.3-11.4, [800,8001] f16
+// 13.8-14.0 -> 13.5; odd rows of many waves, [22035,6091] f16 151.4-151.9 -> 136.9-137.0, [8192,5121] bf16
+// 56.6-56.9 -> 48.9-49.0. Other grids past the floats' wave ran the same or slower on the words: odd
+// [3000,6143] f16 (23 rows an SM) 26.3-26.4 -> 26.4, [1100,8001] bf16 15.6-15.7 -> 19.7-19.8, whole packs
+// [600,12288] bf16 13.5-13.6 -> 15.3, [11195,8192] f16 93.6-94.1 -> 94.5-94.7, [4096,8192] bf16 38.1-38.4 ->
+// 38.8-38.9; odd grids between 23 and 62 rows an SM, and odd 512-thread rows past the words' wave, were not
+// timed. docs/ops/diagnostics/run.sh OUT norm_half times these. NORM_FWD_HALF (read once; for experiments): 0
+// never, 1 as above, 2 in any grid past the floats' wave; NORM_FWD_WORDS=0 never either.
+constexpr int64_t kHalfOddRowsPerSM = 48;
+template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
+constexpr bool fwd_has_half_words() {
+  return !kCenter && sizeof(T) == 2 && (kTPR == 256 || kTPR == 512) && kVecs == 4 && kCS == 1;
+}
+inline int fwd_half_mode() {
+  static const int mode = opcore::env_int("NORM_FWD_HALF", 1);
+  return mode;
+}
 
 // Rows of whole aligned packs, up to 1,024 packs, whose block-a-row grid is more than the register kernel's
 // wave take fwd_staged where its grid is all resident at once: shared memory, not registers, then sets the rows
@@ -144,7 +166,16 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
   if constexpr (fwd_has_words<T, kCenter, kTPR, kVecs, kCS>()) {
     if (fwd_words_on()) return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kWords>);
   }
-  run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kLate>);
+  constexpr auto late = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kLate>;
+  if constexpr (fwd_has_half_words<T, kCenter, kTPR, kVecs, kCS>()) {
+    constexpr auto half = fwd_reg<T, W, kCenter, kTPR / 2, 8, 1, kOdd, FwdRead::kWords>;
+    const int mode = fwd_words_on() ? fwd_half_mode() : 0;
+    if (mode > 0 && blocks > resident<late>(kBlock, 1, dev) &&
+        (mode > 1 || blocks <= resident<half>(kBlock / 2, 1, dev) ||
+         (kOdd && kTPR == 256 && blocks >= kHalfOddRowsPerSM * dev.sms)))
+      return launch(half, blocks, kBlock / 2, 1, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
+  }
+  run(late);
 }
 
 // The table row {kTPR, kVecs, kCS} of the forward: on clusters of row_cluster's size where kCS > 1.
