@@ -373,13 +373,20 @@ def test_cuda_fine_off(kind: str) -> None:
 
 # Forwards at 512 x 8 past 4 blocks an SM (no batched loads) on a 132-SM GPU, and whether rms_norm's fwd_reg holds
 # x as its words (kWords): 2-byte rows alone, of whole packs or not, with 2-byte or fp32 weights. layer_norm's
-# never does (its 2-byte rows spill at two blocks an SM).
+# does only with NORM_FWD_WORDS_LN=1 (test_cuda_words_ln).
 WORDS_FITS = {((3000, 20001), "float16", "same"): True,
               ((600, 32768), "bfloat16", "same"): True,
               ((3000, 28877), "float16", "f32"): True,
               ((600, 32768), "bfloat16", "f32"): True,
               ((3000, 12287), "float32", "same"): False}
 READS = {"0": "late", "kLate": "late", "4": "words", "kWords": "words"}  # FwdRead as the demangler prints it
+
+
+def words_on(kind: str) -> bool:
+    """Whether this process's forwards of `kind` may hold x as its words: NORM_FWD_WORDS (default on), and for
+    layer_norm NORM_FWD_WORDS_LN (default off)."""
+    env = os.environ.get
+    return env("NORM_FWD_WORDS", "1") != "0" and (kind == "rms_norm" or env("NORM_FWD_WORDS_LN", "0") == "1")
 
 
 @pytest.mark.parametrize(("shape", "dtype", "wk"), list(WORDS_FITS))
@@ -394,7 +401,7 @@ def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dt
     torch = norm_torch
     if torch.cuda.get_device_properties(0).multi_processor_count != 132:
         pytest.skip("WORDS_FITS are the fits of a 132-SM GPU")
-    words = kind == "rms_norm" and WORDS_FITS[(shape, dtype, wk)] and os.environ.get("NORM_FWD_WORDS", "1") != "0"
+    words = WORDS_FITS[(shape, dtype, wk)] and words_on(kind)
     x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
     w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
@@ -434,17 +441,17 @@ FWD_READ = r"fwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1, \w+, \(?norm_core::gpu:
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
     """2-byte rms_norm rows past the 4-pack floats' wave run fwd_reg at half the threads and 8 packs with x held
-    as its words, as NORM_FWD_HALF says (test_cuda_half_any: 2); layer_norm's, fp32 rows and every call with
-    NORM_FWD_HALF=0 or NORM_FWD_WORDS=0 (test_cuda_words_off) keep the table's shape with x as floats:
-    HALF_FITS, by kernel names under the profiler."""
+    as its words, as NORM_FWD_HALF says (test_cuda_half_any: 2), and layer_norm's the same with
+    NORM_FWD_WORDS_LN=1 (test_cuda_words_ln); fp32 rows and every call with NORM_FWD_HALF=0 or NORM_FWD_WORDS=0
+    (test_cuda_words_off) keep the table's shape with x as floats: HALF_FITS, by kernel names under the
+    profiler."""
     import ops
 
     torch = norm_torch
     if torch.cuda.get_device_properties(0).multi_processor_count != 132:
         pytest.skip("HALF_FITS are the fits of a 132-SM GPU")
     table, by_mode = HALF_FITS[(shape, dtype, wk)]
-    mode = int(os.environ.get("NORM_FWD_HALF", "1")) if os.environ.get("NORM_FWD_WORDS", "1") != "0" else 0
-    half = by_mode[mode] if kind == "rms_norm" else None
+    half = by_mode[int(os.environ.get("NORM_FWD_HALF", "1"))] if words_on(kind) else None
     x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
     w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
@@ -453,6 +460,20 @@ def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int
     got = {(int(m[1]), int(m[2]), READS.get(m[3], m[3]) == "words")
            for e in prof.events() if (m := re.search(FWD_READ, e.name))}
     assert got == {(*half, True) if half else (*table, False)}, [e.name for e in prof.events()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_words_ln(kind: str) -> None:
+    """With NORM_FWD_WORDS_LN=1 layer_norm's 2-byte forwards hold x as its words where rms_norm's do, and stay
+    correct: the GPU cases and the fits again in a fresh process, at each NORM_FWD_HALF."""
+    if kind != "layer_norm":
+        pytest.skip("NORM_FWD_WORDS_LN is layer_norm's")
+    tests = [f"{__file__}::test_cuda_vs_float64", f"{__file__}::test_cuda_words_taken",
+             f"{__file__}::test_cuda_half_words_taken"]
+    for half in ("1", "2"):
+        r = rerun_with_env({"NORM_FWD_WORDS_LN": "1", "NORM_FWD_HALF": half}, *tests, "-k", "layer_norm")
+        assert r.returncode == 0, (half, r.stdout[-4000:])
 
 
 @pytest.mark.gpu

@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_words norm_half norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
+# norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
@@ -25,6 +25,7 @@
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
 # norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders; norm_half:
 # the 2-byte rms_norm forwards past the 4-pack floats' wave at half the threads with x as words, and without;
+# norm_words_ln: layer_norm's forwards with x held as words where rms_norm's are (NORM_FWD_WORDS_LN=1) and without;
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
@@ -45,7 +46,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -461,6 +462,27 @@ section_norm_half() {
       "$out/norm_half_base2.json" "$out/norm_half_${run}2.json" --markdown "$out/norm_half_${tag:+${tag}_}compare.md" \
       --fail-on-slower 100 >/dev/null
   done
+  return 0
+}
+
+# norm_launch_fwd.cuh, layer_norm's words: the layer_norm sweep's and suite's forwards, and long 2-byte rows, with
+# x as floats (NORM_FWD_WORDS_LN=0, base) and held as words where rms_norm's are (1, new), both orders
+# (norm_words_ln_compare.md: the verdicts both give).
+section_norm_words_ln() {
+  local P=paddle.nn.functional.layer_norm f=$out/norm_words_ln_cases.txt shape dt run h
+  for shape in "4295, 31245:float16" "6700, 20031:bfloat16" "2048, 20480:bfloat16" "1536, 32768:float16" \
+    "406, 16384:float16" "500, 12287:float16" "6400, 5121:bfloat16" "300, 20001:float16"; do
+    dt=${shape#*:} shape=${shape%:*} h=${shape#*, }
+    echo "$P(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), Tensor([$h],\"$dt\"), 1e-05, )"
+  done >"$f"
+  for run in base new new2 base2; do
+    NORM_FWD_WORDS_LN=$([ "${run%2}" = base ] && echo 0 || echo 1) python -m opbench bench layer_norm-sweep layer_norm \
+      "$f" --providers torch-ops --directions fwd --method events --rounds 1 --no-progress \
+      --json "$out/norm_words_ln_$run.json" >"$out/norm_words_ln_$run.md" 2>&1
+  done
+  python -m opbench compare "$out/norm_words_ln_base.json" "$out/norm_words_ln_new.json" --again \
+    "$out/norm_words_ln_base2.json" "$out/norm_words_ln_new2.json" --markdown "$out/norm_words_ln_compare.md" \
+    --fail-on-slower 100 >/dev/null
   return 0
 }
 

@@ -117,6 +117,19 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
     if constexpr (kWords) return xp[i].get(k);
     else return v[i][k];
   };
+  // layer_norm's words between its passes: each word plus a zero the compiler cannot know (cols >> 31), so that
+  // no pass reuses a value the pass before it took from x (the converted elements, x - mean), which it would hold
+  // in registers from one pass to the next (ptxas sm_90, 64 registers: 84-144 bytes of spills without, none
+  // with; an empty asm naming the words does not stop ptxas, which sees no instruction there).
+  const auto renew_words = [&]() {
+    if constexpr (kWords && kCenter) {
+      const uint32_t z = static_cast<uint32_t>(cols >> 31);
+#pragma unroll
+      for (int i = 0; i < kVecs; ++i)
+#pragma unroll
+        for (int j = 0; j < V / 2; ++j) xp[i].w[j] += z;
+    }
+  };
   float mu = 0.f;
   if constexpr (kCenter) {
     float s[1] = {e};
@@ -127,6 +140,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
     group_sum<kTPR, 1>(s, smem);
     cluster_sum<kCS, 1>(s, slot);
     mu = s[0] * inv_n;
+    renew_words();
   }
   float q[1] = {sp.has_loose() ? (e - mu) * (e - mu) : 0.f};
 #pragma unroll
@@ -140,6 +154,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
   }
   group_sum<kTPR, 1>(q, smem);
   cluster_sum<kCS, 1>(q, slot);
+  if constexpr (!std::is_same_v<T, __half>) renew_words();  // f16 rows fit without (and spilled 4-8 bytes with)
   const float rs = rsqrtf(q[0] * inv_n + eps);
   if (!live) return;
   if (gi == 0) {

@@ -65,16 +65,19 @@ inline bool fwd_batch_on() {
 // words (fwd_reg's kWords): 64 registers, two blocks an SM, where the floats held 111-128 and one. H200, events,
 // L2 flushed, NORM_FWD_WORDS=0 -> on, both orders: [4647,28877] f16 198.2 -> 141.6 us, [1549,28967] f16 72.6 ->
 // 56.0, [1536,32768] f16 71.1 -> 56.3, [250,32768] bf16 17.3 -> 13.8 (docs/ops/diagnostics/run.sh OUT norm_words).
-// 2-byte layer_norm rows spill there (96-168 bytes by ptxas) and ran up to 22% slower on them ([4295,31245] f16
-// 249.7 -> 305.0; a build not kept, docs/ops/norms-design.md), so keep the floats.
-// NORM_FWD_WORDS=0 never does (read once; for experiments).
+// 2-byte layer_norm rows spilled there (96-168 bytes by ptxas) and ran up to 22% slower on them ([4295,31245] f16
+// 249.7 -> 305.0; a build not kept, docs/ops/norms-design.md); fwd_reg's words now fit (renew_words: no spills,
+// ptxas sm_90), not yet timed, so they keep the floats unless NORM_FWD_WORDS_LN=1 (this and the half-thread
+// words below). NORM_FWD_WORDS=0 never does, for either op (both read once; for experiments).
 template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_words() {
-  return !kCenter && sizeof(T) == 2 && kTPR == 512 && kVecs == 8 && kCS == 1;
+  return sizeof(T) == 2 && kTPR == 512 && kVecs == 8 && kCS == 1;
 }
-inline bool fwd_words_on() {
+template <bool kCenter>
+bool fwd_words_on() {
   static const bool on = opcore::env_int("NORM_FWD_WORDS", 1) != 0;
-  return on;
+  static const bool ln = opcore::env_int("NORM_FWD_WORDS_LN", 0) != 0;
+  return on && (!kCenter || ln);
 }
 // 2-byte rms_norm rows the table gives 256 or 512 threads at 4 packs, in grids past that kernel's wave, take
 // half the threads at 8 packs with x held as its words (fwd_reg's kWords: the same pack slots at 64 registers,
@@ -88,11 +91,12 @@ inline bool fwd_words_on() {
 // [600,12288] bf16 13.5-13.6 -> 15.3, [11195,8192] f16 93.6-94.1 -> 94.5-94.7, [4096,8192] bf16 38.1-38.4 ->
 // 38.8-38.9; odd grids between 23 and 62 rows an SM, and odd 512-thread rows past the words' wave, were not
 // timed. docs/ops/diagnostics/run.sh OUT norm_half times these. NORM_FWD_HALF (read once; for experiments): 0
-// never, 1 as above, 2 in any grid past the floats' wave; NORM_FWD_WORDS=0 never either.
+// never, 1 as above, 2 in any grid past the floats' wave; NORM_FWD_WORDS=0 never either, and layer_norm's rows
+// only with NORM_FWD_WORDS_LN=1.
 constexpr int64_t kHalfOddRowsPerSM = 48;
 template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_half_words() {
-  return !kCenter && sizeof(T) == 2 && (kTPR == 256 || kTPR == 512) && kVecs == 4 && kCS == 1;
+  return sizeof(T) == 2 && (kTPR == 256 || kTPR == 512) && kVecs == 4 && kCS == 1;
 }
 inline int fwd_half_mode() {
   static const int mode = opcore::env_int("NORM_FWD_HALF", 1);
@@ -164,12 +168,12 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
       return run(kernel);
   }
   if constexpr (fwd_has_words<T, kCenter, kTPR, kVecs, kCS>()) {
-    if (fwd_words_on()) return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kWords>);
+    if (fwd_words_on<kCenter>()) return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kWords>);
   }
   constexpr auto late = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kLate>;
   if constexpr (fwd_has_half_words<T, kCenter, kTPR, kVecs, kCS>()) {
     constexpr auto half = fwd_reg<T, W, kCenter, kTPR / 2, 8, 1, kOdd, FwdRead::kWords>;
-    const int mode = fwd_words_on() ? fwd_half_mode() : 0;
+    const int mode = fwd_words_on<kCenter>() ? fwd_half_mode() : 0;
     if (mode > 0 && blocks > resident<late>(kBlock, 1, dev) &&
         (mode > 1 || blocks <= resident<half>(kBlock / 2, 1, dev) ||
          (kOdd && kTPR == 256 && blocks >= kHalfOddRowsPerSM * dev.sms)))
