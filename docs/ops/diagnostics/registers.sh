@@ -4,9 +4,14 @@
 #   bash docs/ops/diagnostics/registers.sh [ARCH] [GREP-PATTERN] [OP]   (defaults: sm_90, all kernels, lerp)
 # OP: lerp, or norms (rms_norm and layer_norm: norm_core's fwd_reg/bwd_reg<T, W, kCenter, threads per row,
 # packs per thread, blocks per row, loose elements, then fwd: when the loads go out (FwdRead: 0 late, 1 prefetch,
-# 2 batched, 3 early); bwd: blocks an SM the shared-memory sums are held to (0: register sums), early parameter
+# 2 batched, 3 early, 4 words); bwd: blocks an SM the shared-memory sums are held to (0: register sums), early parameter
 # reads, dw/db sums (false: the dx pass)>, col_pass, the loop kernels and finalize). The translation unit below instantiates the host entry points
 # (lerp.cuh's; norm_launch.cuh's engine) for every dtype, hence every kernel.
+# SASS=DIR also writes the SASS of the kernels the pattern takes to DIR/<kernel>.sass with the number of live
+# registers after each instruction (nvdisasm --print-life-ranges; nvdisasm from CUDA or the nvidia-cuda-nvdisasm
+# wheel, NVDISASM=path where it is not on PATH), and DIR/summary.txt: each one's peak of live registers and its
+# spill stores and loads (STL, LDL): where a kernel holds what it spills. (The norms take about 13 minutes on
+# 2 CPU cores, most of it nvcc.)
 set -euo pipefail
 arch=${1:-sm_90}
 pat=${2:-.}
@@ -51,7 +56,7 @@ CU
   ;;
 esac
 nvcc -std=c++17 -O3 -arch="$arch" -I "$csrc/lerp" -I "$csrc" -cubin -Xptxas -v "$tmp/instantiate.cu" -o "$tmp/k.cubin" \
-  2>"$tmp/ptxas.log"
+  2>"$tmp/ptxas.log" || { tail -20 "$tmp/ptxas.log" >&2; exit 1; }
 # lerp: names as mangled after the namespace (the patterns its design note quotes); norms: demangled where
 # c++filt is present (their template arguments are the configuration).
 demangle=cat
@@ -59,5 +64,26 @@ demangle=cat
 awk -v ns="$ns" -v op="$op" '/Compiling entry function/ { match($0, "_ZN" ns "3gpu[0-9]+[^'"'"']*"); name = substr($0, RSTART, RLENGTH)
                                   if (op == "lerp") sub("^_ZN" ns "3gpu[0-9]+", "", name) }
      /bytes stack frame/ { stack = $5 }
-     /Used [0-9]+ registers/ { print $5, "regs", stack, "stack", name }' "$tmp/ptxas.log" |
-  $demangle | sed -e 's/^\([0-9]* regs [0-9]* stack \)void /\1/' -e 's/(.*//' | grep -E -- "$pat" | sort -k5
+     /Used [0-9]+ registers/ { print $5, "regs", stack, "stack", name }' "$tmp/ptxas.log" >"$tmp/mangled.txt"
+# The parameter list goes (the last parenthesis); casts in template arguments, as fwd_reg's
+# (norm_core::gpu::FwdRead)4, stay.
+$demangle <"$tmp/mangled.txt" | sed -e 's/^\([0-9]* regs [0-9]* stack \)void /\1/' -e 's/([^()]*)$//' |
+  { grep -E -- "$pat" || true; } | sort -k5
+[ -n "${SASS:-}" ] || exit 0
+mkdir -p "$SASS"
+"${NVDISASM:-nvdisasm}" -c -plr -lrm count "$tmp/k.cubin" >"$tmp/all.sass"
+: >"$SASS/summary.txt"
+# Each function's section of the disassembly, for the kernels whose demangled name the pattern takes.
+while read -r _ _ _ _ mangled; do
+  full=$mangled
+  [ "$op" = lerp ] && full=$(grep -o "_ZN${ns}3gpu[0-9]*${mangled}" "$tmp/all.sass" | head -1)
+  name=$(echo "$full" | $demangle | sed -e 's/^void //' -e 's/([^()]*)$//')
+  echo "$name" | grep -qE -- "$pat" || continue
+  awk -v f=".text.$full:" '$1 == f { on = 1; next } on && /^\.text\./ { exit } on' "$tmp/all.sass" >"$SASS/$full.sass"
+  awk -v n="$name" '/\/\/ *\| *[0-9]+/ { match($0, /\/\/ *\| *[0-9]+/); c = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", c)
+                       if (c + 0 > peak) peak = c + 0 }
+                     / STL/ { stl++ } / LDL/ { ldl++ }
+                     END { printf "%d live at most, %d STL, %d LDL: %s\n", peak, stl, ldl, n }' "$SASS/$full.sass" \
+    >>"$SASS/summary.txt"
+done <"$tmp/mangled.txt"
+cat "$SASS/summary.txt"

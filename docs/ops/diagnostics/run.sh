@@ -39,7 +39,8 @@
 # saved y - x, on tile2d's short-row kernel, its tiles, other grids and the other paths, their kernels against
 # torch.compile's); t2rows_narrow: the backwards of short rows of no whole 16-byte packs on that kernel in narrower
 # packs and on tile2d's tiles, and f32 training forwards with them.
-# BUILD_EXT=lerp (or norm) builds that extension alone first (default: both). norm_small_fwd and
+# BUILD_EXT=lerp (or norm) builds that extension alone first (default: the one the sections name, norm for the
+# norm_* sections and lerp for the others; both where they name both). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
@@ -50,6 +51,12 @@ sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small ti
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+if [ -z "${BUILD_EXT:-}" ]; then
+  norm=0 other=0
+  for s in $sections; do case $s in norm_*) norm=1 ;; *) other=1 ;; esac; done
+  [ $norm = 1 ] && [ $other = 0 ] && BUILD_EXT=norm
+  [ $norm = 0 ] && BUILD_EXT=lerp
+fi
 python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} >"$out/build.log" 2>&1 || exit 1
 CB='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), Tensor([3, 1, 224],"float32"))'
 CB5='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), 0.5)'
