@@ -426,71 +426,65 @@ section_norm_fwd_reads() {
     NORM_FWD_EARLY_WIDE=0 NORM_FWD_EARLY_LN2=0 NORM_FWD_STAGED=0 NORM_FWD_WORDS=0
 }
 
-# norms-design.md, x held as words: the 2-byte rms_norm forwards of 16,385-32,768 elements past a block an SM with x
-# as floats (NORM_FWD_WORDS=0, base) and as words (new), timed in both orders (base, new, new2, base2) and compared
-# with the verdicts both orders give (norm_words_compare.md)
-section_norm_words() {
-  local P=paddle.nn.functional.rms_norm f=$out/norm_words_cases.txt shape dt run h
-  for shape in "4647, 28877:float16" "1549, 28967:float16" "1536, 32768:float16" "250, 32768:bfloat16"; do
+# The norm cases of OP (rms_norm or layer_norm, with a bias of its dtype) and each "ROWS, COLS:DTYPE" after it,
+# one a line, in FILE.
+norm_cases() {
+  local op=$1 f=$2 shape dt h
+  shift 2
+  for shape in "$@"; do
     dt=${shape#*:} shape=${shape%:*} h=${shape#*, }
-    echo "$P(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), 1e-06, )"
+    if [ "$op" = rms_norm ]; then
+      echo "paddle.nn.functional.rms_norm(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), 1e-06, )"
+    else
+      echo "paddle.nn.functional.layer_norm(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), Tensor([$h],\"$dt\"), 1e-05, )"
+    fi
   done >"$f"
+}
+
+# Our forwards of the suites or case files after NAME KNOB OFF ON, with KNOB=OFF (base) and KNOB=ON (new), timed
+# in the orders base, new, new2, base2 (NAME_<run>.json/.md) and compared with the verdicts both orders give
+# (NAME_compare.md).
+fwd_orders() {
+  local name=$1 knob=$2 off=$3 on=$4 run
+  shift 4
   for run in base new new2 base2; do
-    NORM_FWD_WORDS=$([ "${run%2}" = base ] && echo 0 || echo 1) python -m opbench bench "$f" --providers torch-ops \
-      --directions fwd --method events --rounds 1 --no-progress --json "$out/norm_words_$run.json" \
-      >"$out/norm_words_$run.md" 2>&1
+    env "$knob=$([ "${run%2}" = base ] && echo "$off" || echo "$on")" python -m opbench bench "$@" \
+      --providers torch-ops --directions fwd --method events --rounds 1 --no-progress \
+      --json "$out/${name}_$run.json" >"$out/${name}_$run.md" 2>&1
   done
-  python -m opbench compare "$out/norm_words_base.json" "$out/norm_words_new.json" --again \
-    "$out/norm_words_base2.json" "$out/norm_words_new2.json" --markdown "$out/norm_words_compare.md" \
-    --fail-on-slower 100 >/dev/null
+  python -m opbench compare "$out/${name}_base.json" "$out/${name}_new.json" --again "$out/${name}_base2.json" \
+    "$out/${name}_new2.json" --markdown "$out/${name}_compare.md" --fail-on-slower 100 >/dev/null
   return 0
 }
 
+# norms-design.md, x held as words: the 2-byte rms_norm forwards of 16,385-32,768 elements past a block an SM with x
+# as floats (NORM_FWD_WORDS=0, base) and as words (new), both orders (norm_words_compare.md).
+section_norm_words() {
+  norm_cases rms_norm "$out/norm_words_cases.txt" "4647, 28877:float16" "1549, 28967:float16" "1536, 32768:float16" \
+    "250, 32768:bfloat16"
+  fwd_orders norm_words NORM_FWD_WORDS 0 1 "$out/norm_words_cases.txt"
+}
+
 # norm_launch_fwd.cuh, half the threads with x as words: 2-byte rms_norm forwards past the 4-pack floats' wave
-# with NORM_FWD_HALF=0 (base), 1 (new, the default) and 2 (any, every grid past that wave), timed in the orders
-# 0 1 2 2 1 0; norm_half_compare.md compares base and new, norm_half_any_compare.md base and any, each with the
-# verdicts both orders give.
+# with NORM_FWD_HALF=0 (base) against 1 (the default; norm_half_compare.md) and against 2 (every grid past that
+# wave; norm_half_any_compare.md), both orders each.
 section_norm_half() {
-  local P=paddle.nn.functional.rms_norm f=$out/norm_half_cases.txt shape dt run h m tag
-  for shape in "406, 16384:float16" "300, 16384:float16" "500, 12287:float16" "800, 8001:float16" \
+  local f=$out/norm_half_cases.txt
+  norm_cases rms_norm "$f" "406, 16384:float16" "300, 16384:float16" "500, 12287:float16" "800, 8001:float16" \
     "22035, 6091:float16" "8192, 5121:bfloat16" "6400, 5121:bfloat16" "1100, 8001:bfloat16" "600, 12288:bfloat16" \
-    "11195, 8192:float16" "4096, 8192:bfloat16" "3000, 6143:float16" "2000, 7000:float16" "1024, 16384:bfloat16"; do
-    dt=${shape#*:} shape=${shape%:*} h=${shape#*, }
-    echo "$P(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), 1e-06, )"
-  done >"$f"
-  for run in base new any any2 new2 base2; do
-    case $run in base*) m=0 ;; new*) m=1 ;; *) m=2 ;; esac
-    NORM_FWD_HALF=$m python -m opbench bench "$f" --providers torch-ops --directions fwd --method events --rounds 1 \
-      --no-progress --json "$out/norm_half_$run.json" >"$out/norm_half_$run.md" 2>&1
-  done
-  for run in new any; do
-    tag=${run/new/}
-    python -m opbench compare "$out/norm_half_base.json" "$out/norm_half_$run.json" --again \
-      "$out/norm_half_base2.json" "$out/norm_half_${run}2.json" --markdown "$out/norm_half_${tag:+${tag}_}compare.md" \
-      --fail-on-slower 100 >/dev/null
-  done
-  return 0
+    "11195, 8192:float16" "4096, 8192:bfloat16" "3000, 6143:float16" "2000, 7000:float16" "1024, 16384:bfloat16"
+  fwd_orders norm_half NORM_FWD_HALF 0 1 "$f"
+  fwd_orders norm_half_any NORM_FWD_HALF 0 2 "$f"
 }
 
 # norm_launch_fwd.cuh, layer_norm's words: the layer_norm sweep's and suite's forwards, and long 2-byte rows, with
 # x as floats (NORM_FWD_WORDS_LN=0, base) and held as words where rms_norm's are (1, new), both orders
-# (norm_words_ln_compare.md: the verdicts both give).
+# (norm_words_ln_compare.md).
 section_norm_words_ln() {
-  local P=paddle.nn.functional.layer_norm f=$out/norm_words_ln_cases.txt shape dt run h
-  for shape in "4295, 31245:float16" "6700, 20031:bfloat16" "2048, 20480:bfloat16" "1536, 32768:float16" \
-    "406, 16384:float16" "500, 12287:float16" "6400, 5121:bfloat16" "300, 20001:float16"; do
-    dt=${shape#*:} shape=${shape%:*} h=${shape#*, }
-    echo "$P(Tensor([$shape],\"$dt\"), [$h], Tensor([$h],\"$dt\"), Tensor([$h],\"$dt\"), 1e-05, )"
-  done >"$f"
-  for run in base new new2 base2; do
-    NORM_FWD_WORDS_LN=$([ "${run%2}" = base ] && echo 0 || echo 1) python -m opbench bench layer_norm-sweep layer_norm \
-      "$f" --providers torch-ops --directions fwd --method events --rounds 1 --no-progress \
-      --json "$out/norm_words_ln_$run.json" >"$out/norm_words_ln_$run.md" 2>&1
-  done
-  python -m opbench compare "$out/norm_words_ln_base.json" "$out/norm_words_ln_new.json" --again \
-    "$out/norm_words_ln_base2.json" "$out/norm_words_ln_new2.json" --markdown "$out/norm_words_ln_compare.md" \
-    --fail-on-slower 100 >/dev/null
-  return 0
+  local f=$out/norm_words_ln_cases.txt
+  norm_cases layer_norm "$f" "4295, 31245:float16" "6700, 20031:bfloat16" "2048, 20480:bfloat16" \
+    "1536, 32768:float16" "406, 16384:float16" "500, 12287:float16" "6400, 5121:bfloat16" "300, 20001:float16"
+  fwd_orders norm_words_ln NORM_FWD_WORDS_LN 0 1 layer_norm-sweep layer_norm "$f"
 }
 
 # norms-design.md, rungs for many waves: the norm sweeps', named suites' and norm-paths' forwards and backwards
