@@ -69,7 +69,7 @@ inline bool fwd_batch_on() {
 // 249.7 -> 305.0; a build not kept, docs/ops/norms-design.md); fwd_reg's words now fit (renew_words: no spills,
 // ptxas sm_90), not yet timed, so they keep the floats unless NORM_FWD_WORDS_LN=1 (this and the half-thread
 // words below). NORM_FWD_WORDS=0 never does, for either op (both read once; for experiments).
-template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
+template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_words() {
   return sizeof(T) == 2 && kTPR == 512 && kVecs == 8 && kCS == 1;
 }
@@ -94,7 +94,7 @@ bool fwd_words_on() {
 // never, 1 as above, 2 in any grid past the floats' wave; NORM_FWD_WORDS=0 never either, and layer_norm's rows
 // only with NORM_FWD_WORDS_LN=1.
 constexpr int64_t kHalfOddRowsPerSM = 48;
-template <typename T, bool kCenter, int kTPR, int kVecs, int kCS>
+template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_half_words() {
   return sizeof(T) == 2 && (kTPR == 256 || kTPR == 512) && kVecs == 4 && kCS == 1;
 }
@@ -167,11 +167,11 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
     if (fwd_batch_on() && blocks <= kBatchBlocksPerSM * dev.sms && blocks <= resident<kernel>(kBlock, kCS, dev))
       return run(kernel);
   }
-  if constexpr (fwd_has_words<T, kCenter, kTPR, kVecs, kCS>()) {
+  if constexpr (fwd_has_words<T, kTPR, kVecs, kCS>()) {
     if (fwd_words_on<kCenter>()) return run(fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kWords>);
   }
   constexpr auto late = fwd_reg<T, W, kCenter, kTPR, kVecs, kCS, kOdd, FwdRead::kLate>;
-  if constexpr (fwd_has_half_words<T, kCenter, kTPR, kVecs, kCS>()) {
+  if constexpr (fwd_has_half_words<T, kTPR, kVecs, kCS>()) {
     constexpr auto half = fwd_reg<T, W, kCenter, kTPR / 2, 8, 1, kOdd, FwdRead::kWords>;
     const int mode = fwd_words_on<kCenter>() ? fwd_half_mode() : 0;
     if (mode > 0 && blocks > resident<late>(kBlock, 1, dev) &&
