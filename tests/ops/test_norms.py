@@ -380,6 +380,8 @@ WORDS_FITS = {((3000, 20001), "float16", "same"): True,
               ((600, 32768), "bfloat16", "f32"): True,
               ((3000, 12287), "float32", "same"): False}
 READS = {"0": "late", "kLate": "late", "4": "words", "kWords": "words"}  # FwdRead as the demangler prints it
+# fwd_reg's threads a row, packs a thread and FwdRead in a kernel name (blocks of a row: 1)
+FWD_READ = r"fwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1, \w+, \(?norm_core::gpu::FwdRead(?:\)|::)(\w+)>"
 
 
 def words_on(kind: str) -> bool:
@@ -407,8 +409,8 @@ def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dt
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         getattr(ops, kind)(x, w, epsilon=EPS[kind])
         torch.cuda.synchronize()
-    pattern = r"fwd_reg<[^,]+, [^,]+, \w+, 512, 8, 1, \w+, \(?norm_core::gpu::FwdRead(?:\)|::)(\w+)>"
-    reads = {READS.get(m[1], m[1]) for e in prof.events() if (m := re.search(pattern, e.name))}
+    reads = {READS.get(m[3], m[3]) for e in prof.events()
+             if (m := re.search(FWD_READ, e.name)) and (m[1], m[2]) == ("512", "8")}
     assert reads == {"words" if words else "late"}, [e.name for e in prof.events()]
 
 
@@ -433,7 +435,6 @@ HALF_FITS = {((406, 16384), "float16", "same"): ((512, 4), (None, (256, 8), (256
              ((11195, 8192), "float16", "same"): ((256, 4), (None, None, (128, 8))),
              ((300, 8001), "float16", "same"): ((256, 4), (None, None, None)),  # one wave of the floats
              ((6400, 5121), "float32", "same"): ((384, 4), (None, None, None))}
-FWD_READ = r"fwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1, \w+, \(?norm_core::gpu::FwdRead(?:\)|::)(\w+)>"
 
 
 @pytest.mark.parametrize(("shape", "dtype", "wk"), list(HALF_FITS))

@@ -61,23 +61,22 @@ nvcc -std=c++17 -O3 -arch="$arch" -I "$csrc/lerp" -I "$csrc" -cubin -Xptxas -v "
 # c++filt is present (their template arguments are the configuration).
 demangle=cat
 [ "$op" = norms ] && command -v c++filt >/dev/null && demangle=c++filt
-awk -v ns="$ns" -v op="$op" '/Compiling entry function/ { match($0, "_ZN" ns "3gpu[0-9]+[^'"'"']*"); name = substr($0, RSTART, RLENGTH)
-                                  if (op == "lerp") sub("^_ZN" ns "3gpu[0-9]+", "", name) }
+# One line a kernel: registers, stack bytes, the name shown (see above), the full mangled symbol.
+awk -v ns="$ns" -v op="$op" '/Compiling entry function/ { match($0, "_ZN" ns "3gpu[0-9]+[^'"'"']*"); full = substr($0, RSTART, RLENGTH)
+                                  name = full; if (op == "lerp") sub("^_ZN" ns "3gpu[0-9]+", "", name) }
      /bytes stack frame/ { stack = $5 }
-     /Used [0-9]+ registers/ { print $5, "regs", stack, "stack", name }' "$tmp/ptxas.log" >"$tmp/mangled.txt"
+     /Used [0-9]+ registers/ { print $5, "regs", stack, "stack", name, full }' "$tmp/ptxas.log" >"$tmp/kernels.txt"
 # The parameter list goes (the last parenthesis); casts in template arguments, as fwd_reg's
 # (norm_core::gpu::FwdRead)4, stay.
-$demangle <"$tmp/mangled.txt" | sed -e 's/^\([0-9]* regs [0-9]* stack \)void /\1/' -e 's/([^()]*)$//' |
-  { grep -E -- "$pat" || true; } | sort -k5
+cut -d' ' -f5 "$tmp/kernels.txt" | $demangle | sed -e 's/^void //' -e 's/([^()]*)$//' >"$tmp/shown.txt"
+cut -d' ' -f6 "$tmp/kernels.txt" | paste -d'\t' "$tmp/shown.txt" - >"$tmp/named.tsv"
+cut -d' ' -f1-4 "$tmp/kernels.txt" | paste -d' ' - "$tmp/shown.txt" | { grep -E -- "$pat" || true; } | sort -k5
 [ -n "${SASS:-}" ] || exit 0
 mkdir -p "$SASS"
 "${NVDISASM:-nvdisasm}" -c -plr -lrm count "$tmp/k.cubin" >"$tmp/all.sass"
 : >"$SASS/summary.txt"
-# Each function's section of the disassembly, for the kernels whose demangled name the pattern takes.
-while read -r _ _ _ _ mangled; do
-  full=$mangled
-  [ "$op" = lerp ] && full=$(grep -o "_ZN${ns}3gpu[0-9]*${mangled}" "$tmp/all.sass" | head -1)
-  name=$(echo "$full" | $demangle | sed -e 's/^void //' -e 's/([^()]*)$//')
+# Each function's section of the disassembly, for the kernels whose shown name the pattern takes.
+while IFS=$'\t' read -r name full; do
   echo "$name" | grep -qE -- "$pat" || continue
   awk -v f=".text.$full:" '$1 == f { on = 1; next } on && /^\.text\./ { exit } on' "$tmp/all.sass" >"$SASS/$full.sass"
   awk -v n="$name" '/\/\/ *\| *[0-9]+/ { match($0, /\/\/ *\| *[0-9]+/); c = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", c)
@@ -85,5 +84,5 @@ while read -r _ _ _ _ mangled; do
                      / STL/ { stl++ } / LDL/ { ldl++ }
                      END { printf "%d live at most, %d STL, %d LDL: %s\n", peak, stl, ldl, n }' "$SASS/$full.sass" \
     >>"$SASS/summary.txt"
-done <"$tmp/mangled.txt"
+done <"$tmp/named.tsv"
 cat "$SASS/summary.txt"
