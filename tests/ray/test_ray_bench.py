@@ -68,6 +68,13 @@ def _slow_cases(n: int) -> list[str]:
     return [f'paddle.exp(Tensor([{i}, 16],"float32"), )' for i in range(1, n + 1)]
 
 
+def _journaled_cases(journal: Path) -> list[dict]:
+    """The journal's finished cases: its whole lines alone, as --resume reads them (a SIGKILL mid-write leaves a
+    last line without its newline, which resume cuts off)."""
+    text = journal.read_text()
+    return [json.loads(x) for x in text[:text.rfind("\n") + 1].splitlines()[1:] if '"round"' in x[:10]]
+
+
 @pytest.mark.parametrize("executor", ["local", "ray"])
 def test_bench_sigkill_then_resume_keeps_finished_cases(cluster, tmp_path: Path, executor: str, kill_when) -> None:
     """A bench killed with SIGKILL and rerun with --resume keeps every case it finished and repeats none."""
@@ -81,12 +88,12 @@ def test_bench_sigkill_then_resume_keeps_finished_cases(cluster, tmp_path: Path,
         args += ["--executor", "ray", "--ray-address", ray.get_runtime_context().gcs_address, "--ray-workers", "2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     kill_when(args, env, journal, marker=b'"round"', count=3)
-    before = [json.loads(x) for x in journal.read_text().splitlines()[1:] if '"round"' in x[:10]]
+    before = _journaled_cases(journal)
     assert 3 <= len(before) < len(cases)
     p = subprocess.run([*args, "--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert p.returncode == 0, p.stderr[-2000:]
     assert f"resume: {len(before)} case runs already in" in p.stderr
-    after = [json.loads(x) for x in journal.read_text().splitlines()[1:] if '"round"' in x[:10]]
+    after = _journaled_cases(journal)
     assert sorted(x["case"] for x in after) == sorted(cases)  # each case journaled once
     result = json.loads(out.read_text())
     assert not result["interrupted"]
