@@ -55,9 +55,9 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "cluster_65536": ((5, 65536), "same", "same"),
     "cluster_many_rows": ((700, 20000), "f32", "f32"),  # clusters looping over rows, of 5 blocks (row_cluster)
     "cluster_7_odd": ((400, 27001), "same", "same"),  # bwd (fwd f32): looping clusters of 7 blocks, loose elements
-    "words_24576": ((600, 24576), "same", None),  # 2-byte rms_norm fwd past 4 blocks an SM: 512 x 8, x held as words
-    "words_odd_bias": ((300, 20001), "f32", "f32"),  # the same with loose elements (layer_norm: NORM_FWD_WORDS_LN=1)
-    # 2-byte rms_norm fwd past the 4-pack floats' wave: half the threads at 8 packs, x held as words (HALF_FITS)
+    "words_24576": ((600, 24576), "same", None),  # 2-byte fwd past 4 blocks an SM: 512 x 8, x held as words
+    "words_odd_bias": ((300, 20001), "f32", "f32"),  # the same with loose elements
+    # 2-byte fwd past the 4-pack floats' wave: half the threads at 8 packs, x held as words (HALF_FITS)
     "half_words_16384": ((406, 16384), "same", None),  # 512 x 4 -> 256 x 8: the words' wave holds the grid
     "half_words_odd_waves": ((6400, 5121), "f32", None),  # 256 x 4 -> 128 x 8: loose elements, 48 rows an SM
     "loop_140001": ((2, 140001), "same", None),  # past a cluster: f32 fwd and every bwd take the loop

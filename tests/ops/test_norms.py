@@ -250,7 +250,7 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     that add their partial rows (NORM_BWD_PART_CLUSTERS=0), and mid-size grids on the row kernels with dw/db sums,
     not the dx pass and col_pass (NORM_BWD_DX_PASS=0), and the dx pass's rows of 65-128 packs without dw/db in
     128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), and rows in the power-of-two shapes alone,
-    not the rungs for many waves (NORM_FINE=0), and 2-byte rms_norm rows at 512 x 8 with x held as floats, not
+    not the rungs for many waves (NORM_FINE=0), and 2-byte rows at 512 x 8 with x held as floats, not
     as its words (NORM_FWD_WORDS=0), and at 4 packs a thread, not half the threads at 8 with x as words
     (NORM_FWD_HALF=0), stay correct: the GPU cases again in a fresh
     process with the knob off (read once per process)."""
@@ -372,8 +372,8 @@ def test_cuda_fine_off(kind: str) -> None:
 
 
 # Forwards at 512 x 8 past 4 blocks an SM (no batched loads) on a 132-SM GPU, and whether rms_norm's fwd_reg holds
-# x as its words (kWords): 2-byte rows alone, of whole packs or not, with 2-byte or fp32 weights. layer_norm's
-# does only with NORM_FWD_WORDS_LN=1 (test_cuda_words_ln).
+# x as its words (kWords): 2-byte rows alone, of whole packs or not, with 2-byte or fp32 weights; layer_norm's the
+# same unless NORM_FWD_WORDS_LN=0 (test_cuda_words_ln_off).
 WORDS_FITS = {((3000, 20001), "float16", "same"): True,
               ((600, 32768), "bfloat16", "same"): True,
               ((3000, 28877), "float16", "f32"): True,
@@ -386,18 +386,18 @@ FWD_READ = r"fwd_reg<[^,]+, [^,]+, \w+, (\d+), (\d+), 1, \w+, \(?norm_core::gpu:
 
 def words_on(kind: str) -> bool:
     """Whether this process's forwards of `kind` may hold x as its words: NORM_FWD_WORDS (default on), and for
-    layer_norm NORM_FWD_WORDS_LN (default off)."""
+    layer_norm NORM_FWD_WORDS_LN (default on)."""
     env = os.environ.get
-    return env("NORM_FWD_WORDS", "1") != "0" and (kind == "rms_norm" or env("NORM_FWD_WORDS_LN", "0") == "1")
+    return env("NORM_FWD_WORDS", "1") != "0" and (kind == "rms_norm" or env("NORM_FWD_WORDS_LN", "1") != "0")
 
 
 @pytest.mark.parametrize(("shape", "dtype", "wk"), list(WORDS_FITS))
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
-    """2-byte rms_norm rows at 512 x 8 in grids past 4 blocks an SM run fwd_reg with x held as its words; the
-    others, and all with NORM_FWD_WORDS=0 (test_cuda_words_off), with x as floats: WORDS_FITS, by kernel names
-    under the profiler."""
+    """2-byte rows at 512 x 8 in grids past 4 blocks an SM run fwd_reg with x held as its words; the others,
+    and all with NORM_FWD_WORDS=0 (test_cuda_words_off) or layer_norm's with NORM_FWD_WORDS_LN=0
+    (test_cuda_words_ln_off), with x as floats: WORDS_FITS, by kernel names under the profiler."""
     import ops
 
     torch = norm_torch
@@ -441,10 +441,10 @@ HALF_FITS = {((406, 16384), "float16", "same"): ((512, 4), (None, (256, 8), (256
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
 def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
-    """2-byte rms_norm rows past the 4-pack floats' wave run fwd_reg at half the threads and 8 packs with x held
-    as its words, as NORM_FWD_HALF says (test_cuda_half_any: 2), and layer_norm's the same with
-    NORM_FWD_WORDS_LN=1 (test_cuda_words_ln); fp32 rows and every call with NORM_FWD_HALF=0 or NORM_FWD_WORDS=0
-    (test_cuda_words_off) keep the table's shape with x as floats: HALF_FITS, by kernel names under the
+    """2-byte rows past the 4-pack floats' wave run fwd_reg at half the threads and 8 packs with x held
+    as its words, as NORM_FWD_HALF says (test_cuda_half_any: 2), and layer_norm's the same; fp32 rows and every
+    call with NORM_FWD_HALF=0, NORM_FWD_WORDS=0 (test_cuda_words_off) or, for layer_norm, NORM_FWD_WORDS_LN=0
+    (test_cuda_words_ln_off) keep the table's shape with x as floats: HALF_FITS, by kernel names under the
     profiler."""
     import ops
 
@@ -465,16 +465,15 @@ def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
-def test_cuda_words_ln(kind: str) -> None:
-    """With NORM_FWD_WORDS_LN=1 layer_norm's 2-byte forwards hold x as its words where rms_norm's do, and stay
-    correct: the GPU cases and the fits again in a fresh process, at each NORM_FWD_HALF."""
+def test_cuda_words_ln_off(kind: str) -> None:
+    """With NORM_FWD_WORDS_LN=0 layer_norm's 2-byte forwards keep x as floats where rms_norm's hold its words,
+    and stay correct: the GPU cases and the fits again in a fresh process."""
     if kind != "layer_norm":
         pytest.skip("NORM_FWD_WORDS_LN is layer_norm's")
-    tests = [f"{__file__}::test_cuda_vs_float64", f"{__file__}::test_cuda_words_taken",
-             f"{__file__}::test_cuda_half_words_taken"]
-    for half in ("1", "2"):
-        r = rerun_with_env({"NORM_FWD_WORDS_LN": "1", "NORM_FWD_HALF": half}, *tests, "-k", "layer_norm")
-        assert r.returncode == 0, (half, r.stdout[-4000:])
+    r = rerun_with_env({"NORM_FWD_WORDS_LN": "0"}, f"{__file__}::test_cuda_vs_float64",
+                       f"{__file__}::test_cuda_words_taken", f"{__file__}::test_cuda_half_words_taken",
+                       "-k", "layer_norm")
+    assert r.returncode == 0, r.stdout[-4000:]
 
 
 @pytest.mark.gpu

@@ -65,10 +65,13 @@ inline bool fwd_batch_on() {
 // words (fwd_reg's kWords): 64 registers, two blocks an SM, where the floats held 111-128 and one. H200, events,
 // L2 flushed, NORM_FWD_WORDS=0 -> on, both orders: [4647,28877] f16 198.2 -> 141.6 us, [1549,28967] f16 72.6 ->
 // 56.0, [1536,32768] f16 71.1 -> 56.3, [250,32768] bf16 17.3 -> 13.8 (docs/ops/diagnostics/run.sh OUT norm_words).
-// 2-byte layer_norm rows spilled there (96-168 bytes by ptxas) and ran up to 22% slower on them ([4295,31245] f16
-// 249.7 -> 305.0; a build not kept, docs/ops/norms-design.md); fwd_reg's words now fit (renew_words: no spills,
-// ptxas sm_90), not yet timed, so they keep the floats unless NORM_FWD_WORDS_LN=1 (this and the half-thread
-// words below). NORM_FWD_WORDS=0 never does, for either op (both read once; for experiments).
+// 2-byte layer_norm rows take them too (this and the half-thread words below) now that its words kernels fit in 64
+// registers without spills (renew_words, ptxas sm_90; they spilled 96-168 bytes before and ran up to 22% slower).
+// H200, one build, NORM_FWD_WORDS_LN=0 -> 1, both orders, over the layer_norm sweep, its suite and long 2-byte
+// rows: 10 of 80 forwards faster, none slower, e.g. [4295,31245] f16 250.9 -> 189.4 us, [1536,32768] f16 79.4 ->
+// 59.1, [2048,20480] bf16 71.2 -> 54.3, [8192,5121] bf16 71.1 -> 65.2 (docs/ops/diagnostics/run.sh OUT
+// norm_words_ln). NORM_FWD_WORDS_LN=0 keeps layer_norm's on the floats, NORM_FWD_WORDS=0 both ops' (read once; for
+// experiments).
 template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_words() {
   return sizeof(T) == 2 && kTPR == 512 && kVecs == 8 && kCS == 1;
@@ -76,23 +79,23 @@ constexpr bool fwd_has_words() {
 template <bool kCenter>
 bool fwd_words_on() {
   static const bool on = opcore::env_int("NORM_FWD_WORDS", 1) != 0;
-  static const bool ln = opcore::env_int("NORM_FWD_WORDS_LN", 0) != 0;
+  static const bool ln = opcore::env_int("NORM_FWD_WORDS_LN", 1) != 0;
   return on && (!kCenter || ln);
 }
-// 2-byte rms_norm rows the table gives 256 or 512 threads at 4 packs, in grids past that kernel's wave, take
+// 2-byte rows the table gives 256 or 512 threads at 4 packs, in grids past that kernel's wave, take
 // half the threads at 8 packs with x held as its words (fwd_reg's kWords: the same pack slots at 64 registers,
 // twice the rows an SM) where the words kernel's wave holds the grid, and rows at 256 threads that are not whole
-// aligned packs (kOdd) in grids of at least kHalfOddRowsPerSM rows an SM. H200, events, L2 flushed, one build,
-// NORM_FWD_HALF=0 against the words, both orders, us: where the words' wave holds the grid, [500,12287] f16
-// 12.7 -> 11.9, [406,16384] f16 13.0-13.3 -> 12.6, [300,16384] f16 11.8-12.0 -> 11.3-11.4, [800,8001] f16
+// aligned packs (kOdd) in grids of at least kHalfOddRowsPerSM rows an SM. rms_norm, H200, events, L2 flushed,
+// one build, NORM_FWD_HALF=0 against the words, both orders, us: where the words' wave holds the grid, [500,12287]
+// f16 12.7 -> 11.9, [406,16384] f16 13.0-13.3 -> 12.6, [300,16384] f16 11.8-12.0 -> 11.3-11.4, [800,8001] f16
 // 13.8-14.0 -> 13.5; odd rows of many waves, [22035,6091] f16 151.4-151.9 -> 136.9-137.0, [8192,5121] bf16
 // 56.6-56.9 -> 48.9-49.0. Other grids past the floats' wave ran the same or slower on the words: odd
 // [3000,6143] f16 (23 rows an SM) 26.3-26.4 -> 26.4, [1100,8001] bf16 15.6-15.7 -> 19.7-19.8, whole packs
 // [600,12288] bf16 13.5-13.6 -> 15.3, [11195,8192] f16 93.6-94.1 -> 94.5-94.7, [4096,8192] bf16 38.1-38.4 ->
 // 38.8-38.9; odd grids between 23 and 62 rows an SM, and odd 512-thread rows past the words' wave, were not
 // timed. docs/ops/diagnostics/run.sh OUT norm_half times these. NORM_FWD_HALF (read once; for experiments): 0
-// never, 1 as above, 2 in any grid past the floats' wave; NORM_FWD_WORDS=0 never either, and layer_norm's rows
-// only with NORM_FWD_WORDS_LN=1.
+// never, 1 as above, 2 in any grid past the floats' wave; NORM_FWD_WORDS=0 never either, nor layer_norm's rows
+// with NORM_FWD_WORDS_LN=0.
 constexpr int64_t kHalfOddRowsPerSM = 48;
 template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_half_words() {
