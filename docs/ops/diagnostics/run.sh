@@ -25,7 +25,7 @@
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
 # norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders; norm_half:
 # the 2-byte rms_norm forwards past the 4-pack floats' wave at half the threads with x as words, and without;
-# norm_words_ln: layer_norm's forwards with x held as words where rms_norm's are (NORM_FWD_WORDS_LN=1) and without;
+# norm_words_ln: layer_norm's forwards with x held as words where rms_norm's are (the default) and without (NORM_FWD_WORDS_LN=0);
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
 # backwards with and without the table's rows for few and many rows; norm_bwd_one_row: the norm backwards with and
@@ -44,6 +44,7 @@
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
+# PACK=1 packs OUTDIR into OUTDIR.tgz at the end and removes it (one file to copy back from a remote host).
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
@@ -57,7 +58,13 @@ if [ -z "${BUILD_EXT:-}" ]; then
   [ $norm = 1 ] && [ $other = 0 ] && BUILD_EXT=norm
   [ $norm = 0 ] && BUILD_EXT=lerp
 fi
-python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} >"$out/build.log" 2>&1 || exit 1
+# PACK=1: OUTDIR packed into OUTDIR.tgz and removed, after the sections or after a failed build.
+finish() {
+  [ -n "${PACK:-}" ] && tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")" && rm -rf "$out" && out=$out.tgz
+  echo "diagnostics in $out"
+}
+python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} >"$out/build.log" 2>&1 ||
+  { echo "run.sh: the build failed: $out/build.log"; finish; exit 1; }
 CB='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), Tensor([3, 1, 224],"float32"))'
 CB5='paddle.lerp(Tensor([16, 1, 1, 1],"float32"), Tensor([16, 3, 224, 224],"float32"), 0.5)'
 C1='paddle.lerp(Tensor([16, 102400],"float32"), Tensor([16, 102400],"float32"), 0.2)'
@@ -742,4 +749,4 @@ section_norm_fwd_shapes() { python $here/diagnose.py fwd-shapes "$out/fwd_shapes
 section_norm_bwd_shapes() { python $here/diagnose.py bwd-shapes "$out/bwd_shapes" >"$out/norm_bwd_shapes.log" 2>&1; }
 
 for s in $sections; do "section_$s" || echo "section $s failed"; done
-echo "diagnostics in $out"
+finish
