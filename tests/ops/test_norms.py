@@ -371,7 +371,7 @@ def test_cuda_fine_off(kind: str) -> None:
     assert r.returncode == 0, r.stdout[-4000:]
 
 
-# Forwards at 512 x 8 past 4 blocks an SM (no batched loads) on a 132-SM GPU, and whether rms_norm's fwd_reg holds
+# Forwards at 512 x 8 past 4 blocks an SM (no batched loads) on a 132-SM GPU, and whether fwd_reg holds
 # x as its words (kWords): 2-byte rows alone, of whole packs or not, with 2-byte or fp32 weights; layer_norm's the
 # same unless NORM_FWD_WORDS_LN=0 (test_cuda_words_ln_off).
 WORDS_FITS = {((3000, 20001), "float16", "same"): True,
