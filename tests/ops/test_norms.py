@@ -424,7 +424,7 @@ def test_cuda_words_off(kind: str) -> None:
 
 
 # Forwards past a small grid on a 132-SM GPU: the table's block shape (threads a row, packs a thread), and the
-# shape 2-byte rms_norm rows take instead at each NORM_FWD_HALF (0, 1 (the default), 2) with x held as its words,
+# shape 2-byte rows take instead at each NORM_FWD_HALF (0, 1 (the default), 2) with x held as its words,
 # or None where they keep the table's shape with x as floats. 512 x 4 holds 264 rows at once, 256 x 8 with words
 # 528; 256 x 4 528, 128 x 8 with words 1,056; kOdd rows at 256 threads take the words past 48 rows an SM at 1
 # (6,336 rows).
