@@ -162,25 +162,11 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
     rstd[row] = rs;
   }
   if constexpr (kRead == FwdRead::kBatched) read_params();
-  // layer_norm's 2-byte odd rows read each pack's weight, then its bias, through load_shifted, whose shifts wait
-  // for the weight's data before the bias's loads go out: two round trips to L2 a pack. Their lines are asked for
-  // into L1 ahead instead (no register held): the first pack's before its loads, each next pack's as a pack starts.
-  constexpr bool kAhead = kCenter && kOdd && !kBulk && sizeof(W) == 2 && V == 8;
-  const auto ask_ahead = [&](int p) {
-    if constexpr (kAhead) {
-      if (p < sp.packs) {
-        prefetch_param(w, sp.head + p * V);
-        prefetch_param(b, sp.head + p * V);
-      }
-    }
-  };
-  ask_ahead(gi);
   T* yr = y + row * cols + sp.head;
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int p = gi + i * kSpan;
     if (p >= sp.packs) continue;
-    if (i + 1 < kVecs) ask_ahead(p + kSpan);
     const int c = sp.head + p * V;
     float wv[V], bv[V], o[V];
     if constexpr (kBulk) {
