@@ -137,28 +137,19 @@ __device__ __forceinline__ void prefetch_param(const W* p, int c) {
 }
 
 // The pack of 2-byte values at p, which need only be element-aligned: the two aligned 16-byte granules that
-// hold it (the first again where p is aligned) in vector loads (load_granules), then their 32-bit words shifted
-// into place in registers (shift_granules: two select steps of whole words, a funnel shift for an odd half word).
-// In place of V scalar loads: a row of odd length starts each pack at a column off the weight's alignment. Every
-// granule read holds a value asked for, so no read reaches a page the values do not. The loads and the shifts are
-// apart so that load_params can have two parameters' loads out before it shifts either.
-struct Granules {
-  uint4 q0, q1;
-  int m;  // bytes off alignment
-};
-template <typename W>
-__device__ __forceinline__ Granules load_granules(const W* p) {
-  static_assert(sizeof(W) == 2, "2-byte values");
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  const int m = static_cast<int>(a % 16);
-  const uint4* g = reinterpret_cast<const uint4*>(a - m);
-  return {__ldg(g), __ldg(m != 0 ? g + 1 : g), m};
-}
+// hold it (the first again where p is aligned) in vector loads, then their 32-bit words shifted into place in
+// registers (two select steps of whole words, a funnel shift for an odd half word). In place of V scalar loads:
+// a row of odd length starts each pack at a column off the weight's alignment. Every granule read holds a value
+// asked for, so no read reaches a page the values do not.
 template <typename W, int V>
-__device__ __forceinline__ Pack<W, V> shift_granules(const Granules& g) {
+__device__ __forceinline__ Pack<W, V> load_shifted(const W* p) {
   static_assert(sizeof(W) == 2 && V == 8, "a 16-byte pack of 2-byte values");
-  const uint32_t u[8] = {g.q0.x, g.q0.y, g.q0.z, g.q0.w, g.q1.x, g.q1.y, g.q1.z, g.q1.w};
-  const int k = g.m / 4;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const int m = static_cast<int>(a % 16);  // bytes off alignment
+  const uint4* g = reinterpret_cast<const uint4*>(a - m);
+  const uint4 q0 = __ldg(g), q1 = __ldg(m != 0 ? g + 1 : g);
+  const uint32_t u[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+  const int k = m / 4;
   uint32_t t[7], r[5];
 #pragma unroll
   for (int i = 0; i < 7; ++i) t[i] = k & 1 ? u[i + 1] : u[i];
@@ -166,12 +157,8 @@ __device__ __forceinline__ Pack<W, V> shift_granules(const Granules& g) {
   for (int i = 0; i < 5; ++i) r[i] = k & 2 ? t[i + 2] : t[i];
   Pack<W, V> out;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) out.w[i] = __funnelshift_r(r[i], r[i + 1], (g.m & 2) * 8);  // a shift of 0 or 16
+  for (int i = 0; i < 4; ++i) out.w[i] = __funnelshift_r(r[i], r[i + 1], (m & 2) * 8);  // a shift of 0 or 16
   return out;
-}
-template <typename W, int V>
-__device__ __forceinline__ Pack<W, V> load_shifted(const W* p) {
-  return shift_granules<W, V>(load_granules(p));
 }
 
 // The raw V parameter values (weight or bias) from column c, nothing where p is null, for a pack held in
@@ -222,20 +209,6 @@ __device__ __forceinline__ void load_param(const W* p, int c, float fill, float 
     }
     param_floats<W, V>(p, load_param_raw<W, V, kAny>(p, c), fill, out);
   }
-}
-
-// layer_norm's 2-byte weight and bias values from column c, which may sit anywhere, as floats (1 and 0 where a
-// pointer is null), to be used at once: both parameters' granules loaded before either is shifted. load_param for
-// one, then for the other, issues the bias's loads only after the weight's shifts, which wait for its data (SASS of
-// fwd_reg's 2-byte odd-row kernels): two round trips to L2 a pack where whole packs take one. The 16 raw words held
-// at once cost registers: fwd_reg takes it only where its launch bound holds them (x held as words).
-template <typename W, int V>
-__device__ __forceinline__ void load_params_shifted(const W* w, const W* b, int c, float (&wv)[V], float (&bv)[V]) {
-  Granules gw{}, gb{};
-  if (w != nullptr) gw = load_granules(w + c);
-  if (b != nullptr) gb = load_granules(b + c);
-  param_floats<W, V>(w, shift_granules<W, V>(gw), 1.f, wv);
-  param_floats<W, V>(b, shift_granules<W, V>(gb), 0.f, bv);
 }
 
 // Copies `bytes` bytes (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned) by the bulk

@@ -172,8 +172,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
     if constexpr (kBulk) {
       param_floats<W, V>(w, wp[i], 1.f, wv);
       param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
-    } else if constexpr (kWords && kCenter && kOdd && sizeof(W) == 2) {
-      load_params_shifted<W, V>(w, b, c, wv, bv);
     } else {
       load_param<W, V, kOdd>(w, c, 1.f, wv);
       load_param<W, V, kOdd>(b, c, 0.f, bv);
