@@ -3,7 +3,7 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
-# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec
+# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_split norm_split_vec
 # norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
@@ -19,7 +19,8 @@
 # save y - x, timed with their backwards;
 # norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
 # 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
-# forwards' kernels against Liger's and torch.compile's; norm_split: the split backward's cases with it and without;
+# forwards' kernels against Liger's and torch.compile's; norm_odd_fwd: the large layer_norm forwards of odd rows beside
+# the same shapes in whole packs and rms_norm's odd rows, their kernels and ncu; norm_split: the split backward's cases with it and without;
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
@@ -48,7 +49,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -363,6 +364,25 @@ section_norm_small_fwd() {
   ncu --clock-control none --cache-control all --profile-from-start off \
     -k regex:"fwd_reg|fwd_loop|triton|_norm_forward" --section SpeedOfLight --section Occupancy \
     --section LaunchStats --section WarpStateStats --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_small_fwd_ncu.log" 2>&1
+}
+
+# norms-design.md, known gaps (large forwards of long 2-byte layer_norm rows): the layer_norm sweep's large
+# forwards of odd rows, each beside the same shape with its rows rounded up to whole packs, and rms_norm's odd rows
+# that reach 93-99% of the copy bandwidth: our kernels after the L2 flushes, then ncu of each (throughput, memory,
+# occupancy, launch, warp states, warp stalls by source line)
+section_norm_odd_fwd() {
+  local f=$out/norm_odd_fwd_cases.txt c cases specs=()
+  norm_cases layer_norm "$f" "6700, 20031:bfloat16" "6700, 20032:bfloat16" "4295, 31245:float16" \
+    "4295, 31248:float16" "9966, 13467:bfloat16" "9966, 13472:bfloat16" "20161, 6657:float16" "20161, 6664:float16" \
+    "14452, 9287:float32" "14452, 9288:float32"
+  norm_cases rms_norm "$out/norm_odd_fwd_rms.txt" "4647, 28877:float16" "22035, 6091:float16" "14061, 9545:float32"
+  cat "$out/norm_odd_fwd_rms.txt" >>"$f"
+  mapfile -t cases <"$f"
+  python $here/diagnose.py timeline --providers torch-ops --directions fwd "${cases[@]}" >"$out/norm_odd_fwd.log" 2>&1
+  for c in "${cases[@]}"; do specs+=("$c|torch-ops|fwd"); done
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"fwd_reg" --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_odd_fwd_ncu.log" 2>&1
 }
 
 # norms-design.md, split backward: the sweeps' backwards it takes (few long rows whose x and dy fit in L2), with it
