@@ -20,7 +20,8 @@
 # norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
 # 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
 # forwards' kernels against Liger's and torch.compile's; norm_odd_fwd: the large layer_norm forwards of odd rows beside
-# the same shapes in whole packs and rms_norm's odd rows, their kernels and ncu; norm_split: the split backward's cases with it and without;
+# the same shapes in whole packs and rms_norm's odd rows, their kernels and ncu; norm_split: the split backward's
+# cases with it and without;
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
