@@ -24,16 +24,18 @@ def _t(torch: Any, a: np.ndarray | None, dtype: str | None, device: str, grad: b
 
 
 def run(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str | None, dtype: str,
-        device: str, param_offset: int = 0) -> dict[str, Any]:
+        device: str, param_offset: int = 0, bias_offset: int | None = None) -> dict[str, Any]:
     """Our op's y and gradients and the float64 reference on the rounded inputs, as float64 tensors on `device`
-    (a GPU case's reference runs there); weight and bias start `param_offset` elements into their storage."""
+    (a GPU case's reference runs there); weight and bias start `param_offset` elements into their storage (the
+    bias `bias_offset` where given)."""
     import ops
 
     fn = getattr(ops, kind)
     x_, w_, b_, g_ = rng_arrays(shape)
     x = _t(torch, x_, dtype, device)
     w = _t(torch, w_, param_dtype(wk, dtype), device, offset=param_offset)
-    b = _t(torch, b_, param_dtype(bk, dtype), device, offset=param_offset) if kind == "layer_norm" else None
+    b_off = param_offset if bias_offset is None else bias_offset
+    b = _t(torch, b_, param_dtype(bk, dtype), device, offset=b_off) if kind == "layer_norm" else None
     g = _t(torch, g_, dtype, device, grad=False)
     y = fn(x, **call_kwargs(kind, w, b), epsilon=EPS[kind])
     assert y.dtype == x.dtype and y.shape == x.shape and y.device == x.device
@@ -55,8 +57,8 @@ def run(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str |
 
 
 def check_against_reference(torch: Any, kind: str, shape: tuple[int, ...], wk: str | None, bk: str | None,
-                            dtype: str, device: str, param_offset: int = 0) -> None:
-    r = run(torch, kind, shape, wk, bk, dtype, device, param_offset)
+                            dtype: str, device: str, param_offset: int = 0, bias_offset: int | None = None) -> None:
+    r = run(torch, kind, shape, wk, bk, dtype, device, param_offset, bias_offset)
     for name, got in r["got"].items():
         scale = grad_scale(shape) if name in ("dw", "db") else 1.0
         close(f"{kind} {name}", got, r["want"][name], dtype, scale)

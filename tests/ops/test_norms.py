@@ -608,6 +608,22 @@ def test_cuda_params_off_alignment(kind: str, norm_torch: Any, shape: tuple[int,
     checks.check_against_reference(norm_torch, kind, shape, params, params, dtype, "cuda", param_offset=offset)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("offsets", [(1, 4), (0, 3), (5, 0), (2, None)])
+@pytest.mark.parametrize("shape", [(33, 1001), (300, 5121), (40, 20001)])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_params_apart(kind: str, norm_torch: Any, shape: tuple[int, ...], offsets: tuple[int, int | None],
+                           dtype: str) -> None:
+    """2-byte weight and bias at different offsets from alignment, or no bias (None), over odd rows: layer_norm's
+    forwards that read parameters through ShiftedParam where both sit alike take load_param's reads here (rms_norm
+    has no bias: its weight at the first offset, through ShiftedParam)."""
+    w_off, b_off = offsets
+    bk = None if b_off is None else "same"
+    checks.check_against_reference(norm_torch, kind, shape, "same", bk, dtype, "cuda", param_offset=w_off,
+                                   bias_offset=b_off or 0)
+
+
 @pytest.mark.parametrize("offset", [1, 3])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cpu_params_off_alignment(kind: str, norm_torch: Any, dtype: str, offset: int) -> None:

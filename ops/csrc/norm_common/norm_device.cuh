@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "common/device_convert.cuh"
 
@@ -159,6 +160,49 @@ __device__ __forceinline__ Pack<W, V> load_shifted(const W* p) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) out.w[i] = __funnelshift_r(r[i], r[i + 1], (m & 2) * 8);  // a shift of 0 or 16
   return out;
+}
+
+// One thread's 2-byte parameter packs of a row of odd length, its first at column c0 and each next one `step`
+// packs on. Every pack of a row sits as many bytes off the parameter's 16-byte alignment, so the granule address
+// is worked out once a row, and at<kM>, the copy for packs kM bytes off (the caller's branch on `off`, the same
+// for the row's threads), shifts the words with no select steps: load_shifted's address arithmetic and selects
+// at every pack were about a third of the instructions of layer_norm's 2-byte forwards of odd rows (SASS, sm_90).
+template <typename W>
+struct ShiftedParam {
+  static_assert(sizeof(W) == 2, "2-byte parameters");
+  const uint4* g;  // the granule holding the first pack's first value
+  int off;         // bytes off alignment: 0, 2, ..., 14
+  __device__ __forceinline__ ShiftedParam(const W* p, int c0) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p + c0);
+    off = static_cast<int>(a % 16);
+    g = reinterpret_cast<const uint4*>(a - off);
+  }
+  template <int kM>
+  __device__ __forceinline__ Pack<W, 8> at(int step) const {
+    static_assert(kM >= 0 && kM < 16 && kM % 2 == 0, "2-byte values sit an even number of bytes off");
+    Pack<W, 8> out;
+    const uint4 q0 = __ldg(g + step);
+    if constexpr (kM == 0) {
+      memcpy(&out, &q0, 16);
+    } else {
+      const uint4 q1 = __ldg(g + step + 1);  // held values, so no read reaches a page they do not
+      const uint32_t u[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        out.w[i] = kM % 4 ? __funnelshift_r(u[kM / 4 + i], u[kM / 4 + i + 1], 16) : u[kM / 4 + i];
+    }
+    return out;
+  }
+};
+
+// f(std::integral_constant<int, off>{}) for a ShiftedParam's `off` (0, 2, ..., 14), one copy of f for each.
+template <typename F, int... kI>
+__device__ __forceinline__ void with_offset_of(int off, F& f, std::integer_sequence<int, kI...>) {
+  (void)((off == 2 * kI ? (f(std::integral_constant<int, 2 * kI>{}), true) : false) || ...);
+}
+template <typename F>
+__device__ __forceinline__ void with_offset(int off, F&& f) {
+  with_offset_of(off, f, std::make_integer_sequence<int, 8>{});
 }
 
 // The raw V parameter values (weight or bias) from column c, nothing where p is null, for a pack held in

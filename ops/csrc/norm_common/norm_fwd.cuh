@@ -117,18 +117,22 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
     if constexpr (kWords) return xp[i].get(k);
     else return v[i][k];
   };
-  // layer_norm's words between its passes: each word plus a zero the compiler cannot know (cols >> 31), so that
-  // no pass reuses a value the pass before it took from x (the converted elements, x - mean), which it would hold
-  // in registers from one pass to the next (ptxas sm_90, 64 registers: 84-144 bytes of spills without, none
-  // with; an empty asm naming the words does not stop ptxas, which sees no instruction there).
-  const auto renew_words = [&]() {
-    if constexpr (kWords && kCenter) {
+  // layer_norm's words between its passes (and rms_norm's before ShiftedParam's epilogue): each word plus a zero
+  // the compiler cannot know (cols >> 31), so that no pass reuses a value the pass before it took from x (the
+  // converted elements, x - mean), which it would hold in registers from one pass to the next (ptxas sm_90, 64
+  // registers: 84-144 bytes of spills without, none with; rms_norm's bf16 rows 120-124 bytes at that epilogue; an
+  // empty asm naming the words does not stop ptxas, which sees no instruction there).
+  const auto renew_x = [&]() {
+    if constexpr (kWords) {
       const uint32_t z = static_cast<uint32_t>(cols >> 31);
 #pragma unroll
       for (int i = 0; i < kVecs; ++i)
 #pragma unroll
         for (int j = 0; j < V / 2; ++j) xp[i].w[j] += z;
     }
+  };
+  const auto renew_words = [&]() {
+    if constexpr (kCenter) renew_x();
   };
   float mu = 0.f;
   if constexpr (kCenter) {
@@ -163,22 +167,54 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
   }
   if constexpr (kRead == FwdRead::kBatched) read_params();
   T* yr = y + row * cols + sp.head;
+  // Odd rows of 2-byte values and parameters read late, with a weight (and for layer_norm a bias as far off its
+  // alignment as the weight): y written pack by pack with the parameters through ShiftedParam's copy for packs
+  // kM bytes off (the row's threads, a warp or more, all take the same copy); otherwise through load_param.
+  constexpr bool kShifted = kOdd && !kBulk && sizeof(W) == 2 && V == 8 && kTPR >= 32;
+  bool shifted = false;
+  if constexpr (kShifted) {
+    if (w != nullptr && (kCenter ? b != nullptr : b == nullptr)) {
+      const int c0 = sp.head + gi * V;
+      const ShiftedParam<W> sw(w, c0), sb(kCenter ? b : w, c0);
+      if (sw.off == sb.off) {
+        if constexpr (!kCenter) renew_x();
+        with_offset(sw.off, [&](auto m) {
+          constexpr int kM = decltype(m)::value;
 #pragma unroll
-  for (int i = 0; i < kVecs; ++i) {
-    const int p = gi + i * kSpan;
-    if (p >= sp.packs) continue;
-    const int c = sp.head + p * V;
-    float wv[V], bv[V], o[V];
-    if constexpr (kBulk) {
-      param_floats<W, V>(w, wp[i], 1.f, wv);
-      param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
-    } else {
-      load_param<W, V, kOdd>(w, c, 1.f, wv);
-      load_param<W, V, kOdd>(b, c, 0.f, bv);
+          for (int i = 0; i < kVecs; ++i) {
+            const int p = gi + i * kSpan;
+            if (p >= sp.packs) continue;
+            const Pack<W, V> pw = sw.template at<kM>(i * kSpan);
+            Pack<W, V> pb{};
+            if constexpr (kCenter) pb = sb.template at<kM>(i * kSpan);
+            float o[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) o[k] = (xv(i, k) - mu) * rs * pw.get(k) + (kCenter ? pb.get(k) : 0.f);
+            store_pack<T, V, kOdd>(yr + p * V, pack_of<T, V>(o));
+          }
+        });
+        shifted = true;
+      }
     }
+  }
+  if (!shifted) {
 #pragma unroll
-    for (int k = 0; k < V; ++k) o[k] = (xv(i, k) - mu) * rs * wv[k] + bv[k];
-    store_pack<T, V, kOdd>(yr + p * V, pack_of<T, V>(o));
+    for (int i = 0; i < kVecs; ++i) {
+      const int p = gi + i * kSpan;
+      if (p >= sp.packs) continue;
+      const int c = sp.head + p * V;
+      float wv[V], bv[V], o[V];
+      if constexpr (kBulk) {
+        param_floats<W, V>(w, wp[i], 1.f, wv);
+        param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
+      } else {
+        load_param<W, V, kOdd>(w, c, 1.f, wv);
+        load_param<W, V, kOdd>(b, c, 0.f, bv);
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) o[k] = (xv(i, k) - mu) * rs * wv[k] + bv[k];
+      store_pack<T, V, kOdd>(yr + p * V, pack_of<T, V>(o));
+    }
   }
   if (sp.has_loose()) {
     const int c = sp.loose;
