@@ -169,7 +169,9 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
   T* yr = y + row * cols + sp.head;
   // Odd rows of 2-byte values and parameters read late, with a weight (and for layer_norm a bias as far off its
   // alignment as the weight): y written pack by pack with the parameters through ShiftedParam's copy for packs
-  // kM bytes off (the row's threads, a warp or more, all take the same copy); otherwise through load_param.
+  // kM bytes off (the row's threads, a warp or more, all take the same copy); otherwise through load_param, in a
+  // loop of its own (one epilogue lambda for both ways changed the PTX of whole-pack kernels; nvcc 13.0). rms_norm
+  // has no bias: sb is the weight's again, and its off the same.
   constexpr bool kShifted = kOdd && !kBulk && sizeof(W) == 2 && V == 8 && kTPR >= 32;
   bool shifted = false;
   if constexpr (kShifted) {
