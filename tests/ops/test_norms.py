@@ -44,11 +44,13 @@ def test_why_not_on_specs(kind: str) -> None:
     assert why_not(x, [8], bogus=1) == f"{kind}: got an unexpected keyword argument 'bogus'"
 
 
-@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), ("norm-split", 10), ("norm-odd", 30)])
+@pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), ("norm-split", 10), ("norm-odd", 30),
+                                               ("norm-odd-fwd", 15)])
 def test_ab_cases_are_ours(kind: str, source: str, least: int) -> None:
     """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path), of norm-split
-    (the split backward's calls for an A/B of it) and of norm-odd (the odd-length calls) is one the op takes: a
-    case it turned away would leave its path out of an A/B unnoticed."""
+    (the split backward's calls for an A/B of it), of norm-odd (the odd-length calls) and of norm-odd-fwd (long and
+    odd 2-byte rows for an A/B of the odd-row forwards) is one the op takes: a case it turned away would leave its
+    path out of an A/B unnoticed."""
     import ops
     from opbench.cases import resolve
 
