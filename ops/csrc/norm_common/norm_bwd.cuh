@@ -229,17 +229,28 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   const RowSplit<V, kOdd> sp(group, cols, off0, gi);
   const float inv_n = 1.f / static_cast<float>(cols);
   const float we = sp.has_loose() && w != nullptr ? to_f32(w[sp.loose]) : 1.f;
-  Pack<W, V> wp[kEarly ? kVecs : 1] = {};
+  // kEarly's packs of odd rows of 2-byte weights come as WordParam's words, shifted at each use. The row loops'
+  // reads stay load_param's (load_shifted): through WordParam (4-5 loads a pack, twice a row) the large backwards
+  // of odd rows ran 3-9% slower (H200; docs/ops/norms-design.md, Parameters off alignment).
+  constexpr bool kWordW = kEarly && kWordParams<W, V, kOdd>;
+  [[maybe_unused]] const auto wq = word_param<kWordW>(w, sp.head + gi * V);
+  HeldParam<W, V, kWordW> wp[kEarly ? kVecs : 1] = {};
   if constexpr (kEarly) {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
-      if (p < sp.packs) wp[i] = load_param_raw<W, V, kOdd>(w, sp.head + p * V);
+      if constexpr (kWordW) {
+        if (p < sp.packs && w != nullptr) wp[i] = wq.raw(i * kSpan);
+      } else {
+        if (p < sp.packs) wp[i] = load_param_raw<W, V, kOdd>(w, sp.head + p * V);
+      }
     }
   }
   // The weight of pack i as floats (ones where there is none).
   auto weights = [&](int i, float (&wv)[V]) {
-    if constexpr (kEarly) {
+    if constexpr (kWordW) {
+      param_floats<W, V>(w, wq.pack(wp[i]), 1.f, wv);
+    } else if constexpr (kEarly) {
       param_floats<W, V>(w, wp[i], 1.f, wv);
     } else {
       load_param<W, V, kOdd>(w, sp.head + (gi + i * kSpan) * V, 1.f, wv);

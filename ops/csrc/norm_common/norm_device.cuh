@@ -195,6 +195,65 @@ struct ShiftedParam {
   }
 };
 
+// One thread's 2-byte parameter packs at one offset from alignment for the whole kernel, its first at column c0
+// and each next one `step` packs on, read as 32-bit words for packs held in registers before use (early and
+// batched reads): four words, or five where the first value sits in a word's upper half, then shifted into place
+// at each use by a funnel shift (pack()). In place of V scalar loads a pack; shifted at the load instead, each
+// pack's data was waited for before the next pack's loads went out. The word address and the shift are worked
+// out once.
+template <typename W>
+struct WordParam {
+  static_assert(sizeof(W) == 2, "2-byte parameters");
+  struct Raw {
+    uint32_t u[5];
+  };
+  const uint32_t* q;  // the word holding the first pack's first value
+  int shift;          // 0 or 16: bits of that word below the first value
+  __device__ __forceinline__ WordParam(const W* p, int c0) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p + c0);
+    shift = static_cast<int>(a & 2) * 8;
+    q = reinterpret_cast<const uint32_t*>(a - (a & 2));
+  }
+  __device__ __forceinline__ Raw raw(int step) const {
+    const uint32_t* s = q + step * 4;
+    Raw r;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r.u[i] = __ldg(s + i);
+    r.u[4] = shift != 0 ? __ldg(s + 4) : 0u;  // the fifth word only where it holds a value of the pack
+    return r;
+  }
+  __device__ __forceinline__ Pack<W, 8> pack(const Raw& r) const {
+    Pack<W, 8> out;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) out.w[i] = __funnelshift_r(r.u[i], r.u[i + 1], shift);
+    return out;
+  }
+};
+// Whether a kernel over rows of V-element packs that may sit off alignment (kOdd) holds its W parameter packs as
+// WordParam's words: 2-byte parameters of 2-byte rows.
+template <typename W, int V, bool kOdd>
+constexpr bool kWordParams = kOdd && sizeof(W) == 2 && V == 8;
+// A WordParam of p's packs from column c0 where kOn, else a placeholder 0 (4-byte or aligned parameters).
+template <bool kOn, typename W>
+__device__ __forceinline__ auto word_param(const W* p, int c0) {
+  if constexpr (kOn) {
+    return WordParam<W>(p, c0);
+  } else {
+    return 0;
+  }
+}
+// A parameter pack held raw in registers: WordParam's words where kOn, else the pack as loaded.
+template <typename W, int V, bool kOn>
+struct HeldParamOf {
+  using type = Pack<W, V>;
+};
+template <typename W, int V>
+struct HeldParamOf<W, V, true> {
+  using type = typename WordParam<W>::Raw;
+};
+template <typename W, int V, bool kOn>
+using HeldParam = typename HeldParamOf<W, V, kOn>::type;
+
 // f(std::integral_constant<int, off>{}) for a ShiftedParam's `off` (0, 2, ..., 14), one copy of f for each.
 template <typename F, int... kI>
 __device__ __forceinline__ void with_offset_of(int off, F& f, std::integer_sequence<int, kI...>) {
@@ -208,7 +267,8 @@ __device__ __forceinline__ void with_offset(int off, F&& f) {
 // The raw V parameter values (weight or bias) from column c, nothing where p is null, for a pack held in
 // registers before its values are used (param_floats). kAny: p + c may sit anywhere (V scalar loads: where
 // load_shifted's shifts took the data at the load, the next pack's loads waited for it, and small grids of odd
-// rows ran up to 1.5x slower), else it is 16-byte aligned (one vector load).
+// rows ran up to 1.5x slower; the kernels hold 2-byte parameters of odd 2-byte rows as WordParam's words instead),
+// else it is 16-byte aligned (one vector load).
 template <typename W, int V, bool kAny = false>
 __device__ __forceinline__ Pack<W, V> load_param_raw(const W* p, int c) {
   Pack<W, V> pk{};

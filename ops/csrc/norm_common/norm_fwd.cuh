@@ -86,16 +86,25 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
       }
     }
   }
-  // kBulk: every pack's weight and bias (and the loose element's) loaded at once, before any is used.
-  Pack<W, V> wp[kBulk ? kVecs : 1] = {}, bp[kBulk && kCenter ? kVecs : 1] = {};
+  // kBulk: every pack's weight and bias (and the loose element's) loaded at once, before any is used; those of
+  // odd rows of 2-byte parameters as WordParam's words.
+  constexpr bool kWordP = kBulk && kWordParams<W, V, kOdd>;
+  [[maybe_unused]] const auto wq = word_param<kWordP>(w, sp.head + gi * V);
+  [[maybe_unused]] const auto bq = word_param<kWordP>(kCenter ? b : w, sp.head + gi * V);
+  HeldParam<W, V, kWordP> wp[kBulk ? kVecs : 1] = {}, bp[kBulk && kCenter ? kVecs : 1] = {};
   W we{}, be{};
   const auto read_params = [&]() {
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
       const int p = gi + i * kSpan;
       if (live && p < sp.packs) {
-        wp[i] = load_param_raw<W, V, kOdd>(w, sp.head + p * V);
-        if constexpr (kCenter) bp[i] = load_param_raw<W, V, kOdd>(b, sp.head + p * V);
+        if constexpr (kWordP) {
+          if (w != nullptr) wp[i] = wq.raw(i * kSpan);
+          if (kCenter && b != nullptr) bp[i] = bq.raw(i * kSpan);
+        } else {
+          wp[i] = load_param_raw<W, V, kOdd>(w, sp.head + p * V);
+          if constexpr (kCenter) bp[i] = load_param_raw<W, V, kOdd>(b, sp.head + p * V);
+        }
       }
     }
     if (live && sp.has_loose()) {
@@ -207,8 +216,13 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
       const int c = sp.head + p * V;
       float wv[V], bv[V], o[V];
       if constexpr (kBulk) {
-        param_floats<W, V>(w, wp[i], 1.f, wv);
-        param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
+        if constexpr (kWordP) {
+          param_floats<W, V>(w, wq.pack(wp[i]), 1.f, wv);
+          param_floats<W, V>(b, bq.pack(bp[kCenter ? i : 0]), 0.f, bv);
+        } else {
+          param_floats<W, V>(w, wp[i], 1.f, wv);
+          param_floats<W, V>(b, bp[kCenter ? i : 0], 0.f, bv);
+        }
       } else {
         load_param<W, V, kOdd>(w, c, 1.f, wv);
         load_param<W, V, kOdd>(b, c, 0.f, bv);
