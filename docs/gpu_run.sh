@@ -9,7 +9,8 @@
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd) and its PR section
 # norms:        the rms_norm and layer_norm suites against torch, torch.compile and Liger-Kernel, and their report; this
-#               and sweep time a device copy of each case's bytes beside it (--copy-floor, the tables' copy ceilings)
+#               and sweep time a device copy of each case's bytes beside it (--copy-floor, the tables' copy ceilings);
+#               both fill torch.compile's caches first (warm_compile)
 # sweep:        the seeded sweeps (SWEEPS=lerp by default; SWEEPS="rms_norm layer_norm" for the norms) against torch, torch.compile (and
 #               Liger for the norms), each with its report; SWEEP_BUDGET ms of sampling per case (default 100); torch.compile's
 #               caches are filled first by 8 processes at once (warm_compile)
@@ -85,8 +86,9 @@ with_wheels() {
 with_liger() { with_wheels liger_kernel liger_kernel; }
 
 step_norms() {
-  with_liger &&
-    python -m opbench bench rms_norm layer_norm --providers torch,torch-compile,liger,torch-ops --directions fwd,bwd \
+  with_liger || return 1
+  warm_compile rms_norm && warm_compile layer_norm
+  python -m opbench bench rms_norm layer_norm --providers torch,torch-compile,liger,torch-ops --directions fwd,bwd \
       --method events --copy-floor --json "$out/norms.json" --no-progress >"$out/norms_table.md" &&
     python -m opbench report "$out/norms.json" --markdown "$out/norms.md"
 }

@@ -38,7 +38,8 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     "block_4096": ((1500, 4096), "same", "same"),
     "block_8192": ((300, 8192), "same", None),
     "block_12288": ((400, 12288), "same", "same"),  # 2-byte bwd: a 512-thread block, sums in shared memory
-    "odd_block_12001": ((300, 12001), "same", "same"),
+    "odd_block_12001": ((300, 12001), "same", "same"),  # f32 fwd: 384 x 8, a wave of 3 blocks an SM (WAVE3_FITS)
+    "wave3_12288": ((272, 12288), "same", "same"),  # the same, whole packs
     "block_16384": ((129, 16384), "same", "same"),  # fewer rows than SMs: a cluster each (fwd; bwd: see split_*)
     "spread_10000": ((150, 10000), "same", None),  # bwd: under two waves of 512-thread blocks (see split_*)
     # the rungs for many waves (at least 8 rows an SM), both directions: 2-byte rows of 5,119-5,120 in 160 x 4

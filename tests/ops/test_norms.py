@@ -233,7 +233,7 @@ def test_cuda_vs_float64(kind: str, norm_torch: Any, case: str, dtype: str) -> N
     "knob", ["NORM_EARLY", "NORM_FWD_EARLY_WIDE", "NORM_FWD_EARLY_LN2", "NORM_COLS", "NORM_FWD_SPREAD",
              "NORM_FWD_PREFETCH", "NORM_FWD_BATCH", "NORM_BWD_SPLIT", "NORM_ROW_CLUSTER", "NORM_SPLIT_VEC",
              "NORM_FWD_STAGED", "NORM_BWD_ONE_ROW", "NORM_BWD_PART_CLUSTERS", "NORM_BWD_DX_PASS",
-             "NORM_DX_WARP4", "NORM_FINE", "NORM_FWD_WORDS", "NORM_FWD_HALF"]
+             "NORM_DX_WARP4", "NORM_FINE", "NORM_FWD_WORDS", "NORM_FWD_HALF", "NORM_FWD_WAVE3"]
 )
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -254,7 +254,8 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     128-thread blocks at 2 packs, not warps at 4 (NORM_DX_WARP4=0), and rows in the power-of-two shapes alone,
     not the rungs for many waves (NORM_FINE=0), and 2-byte rows at 512 x 8 with x held as floats, not
     as its words (NORM_FWD_WORDS=0), and at 4 packs a thread, not half the threads at 8 with x as words
-    (NORM_FWD_HALF=0), stay correct: the GPU cases again in a fresh
+    (NORM_FWD_HALF=0), and fp32 rows of 2,049-3,072 packs in grids of 2-3 rows an SM at 512 x 8, not 384 x 8
+    (NORM_FWD_WAVE3=0), stay correct: the GPU cases again in a fresh
     process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
@@ -485,6 +486,51 @@ def test_cuda_half_any(kind: str) -> None:
     stay correct and take the fits HALF_FITS gives: the GPU cases and the fits again in a fresh process."""
     r = rerun_with_env({"NORM_FWD_HALF": "2"}, f"{__file__}::test_cuda_vs_float64",
                        f"{__file__}::test_cuda_half_words_taken", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+# Forwards of rows of 2,049-3,072 packs on a 132-SM GPU: the block shape (threads a row, packs a thread) that
+# runs them. fp32 grids of more than 2 rows an SM and at most 3 (265-396 rows) take 384 x 8 at three blocks an SM,
+# every row in one wave; the others, 2-byte rows and every call with NORM_FWD_WAVE3=0, 512 x 8 (two an SM).
+WAVE3_FITS = {((272, 12288), "float32"): (384, 8),
+              ((396, 12288), "float32"): (384, 8),
+              ((300, 12001), "float32"): (384, 8),  # loose elements
+              ((264, 12288), "float32"): (512, 8),  # one wave of two an SM
+              ((397, 12288), "float32"): (512, 8),
+              ((300, 24576), "float16"): (512, 8)}
+
+
+@pytest.mark.parametrize(("shape", "dtype"), list(WAVE3_FITS))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_wave3_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str) -> None:
+    """fp32 rows of 2,049-3,072 packs in grids of 265-396 rows run fwd_reg at 384 x 8 with late reads; the
+    others, and all with NORM_FWD_WAVE3=0 (test_cuda_wave3_off), at 512 x 8: WAVE3_FITS, by kernel names under
+    the profiler."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("WAVE3_FITS are the fits of a 132-SM GPU")
+    want = WAVE3_FITS[(shape, dtype)]
+    if os.environ.get("NORM_FWD_WAVE3", "1") == "0":
+        want = (512, 8)
+    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
+    w = torch.randn(shape[1], device="cuda", dtype=x.dtype)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        getattr(ops, kind)(x, w, epsilon=EPS[kind])
+        torch.cuda.synchronize()
+    got = {(int(m[1]), int(m[2])) for e in prof.events() if (m := re.search(FWD_READ, e.name))}
+    assert got == {want}, [e.name for e in prof.events()]
+    reads = {READS.get(m[3], m[3]) for e in prof.events() if (m := re.search(FWD_READ, e.name))}
+    assert want != (384, 8) or reads == {"late"}, [e.name for e in prof.events()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_wave3_off(kind: str) -> None:
+    """With NORM_FWD_WAVE3=0 no forward takes 384 x 8: the fits in a fresh process."""
+    r = rerun_with_env({"NORM_FWD_WAVE3": "0"}, f"{__file__}::test_cuda_wave3_taken", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
 

@@ -30,14 +30,23 @@ namespace gpu {
 //              round trip, the most registers.
 //   kWords:    kLate with 2-byte x held as its loaded words, each element converted at each use instead of once
 //              into a float: half the registers for the row, so that a thread of 64 values fits 64 registers,
-//              two blocks of 512 threads an SM, four of 256, eight of 128 (held to that by the launch bound; the
-//              other kernels' bound says no blocks an SM, 0: an explicit 1 gave them 4-8 more registers by
-//              ptxas, and slower runs).
+//              two blocks of 512 threads an SM, four of 256, eight of 128 (held to that by the launch bound).
 enum class FwdRead { kLate, kPrefetch, kBatched, kEarly, kWords };
 
+// The blocks an SM fwd_reg's launch bound holds it to: kWords' (above); three for the late reads of 384
+// threads at 8 packs, the table's row for a wave of three blocks an SM (norm_tables.cuh: 56 registers by
+// ptxas sm_90, fp32); else none, 0 (an explicit 1 gave the other kernels 4-8 more registers by ptxas, and
+// slower runs).
+template <int kTPR, int kVecs, FwdRead kRead>
+constexpr int fwd_min_blocks() {
+  constexpr int kBlock = kTPR < 128 ? 128 : kTPR;
+  if constexpr (kRead == FwdRead::kWords) return 1024 / kBlock;
+  if constexpr (kRead == FwdRead::kLate && kTPR == 384 && kVecs == 8) return 3;
+  return 0;
+}
+
 template <typename T, typename W, bool kCenter, int kTPR, int kVecs, int kCS, bool kOdd, FwdRead kRead>
-__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR,
-                                  kRead == FwdRead::kWords ? 1024 / (kTPR < 128 ? 128 : kTPR) : 0)
+__global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, (fwd_min_blocks<kTPR, kVecs, kRead>()))
     fwd_reg(const T* __restrict__ x, const W* __restrict__ w, const W* __restrict__ b, T* __restrict__ y,
             float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps, int off0) {
   constexpr int V = 16 / sizeof(T), kBlock = kTPR < 128 ? 128 : kTPR, kRPB = kBlock / kTPR, kSpan = kCS * kTPR;

@@ -251,7 +251,7 @@ int64_t launch_bwd_reg(const T* dy, const T* x, const W* w, const float* mean, c
 template <int V, size_t N>
 int pick_bwd(const RegConfig (&table)[N], int64_t rows, int64_t cols, const DeviceInfo& dev) {
   static const int ft = opcore::env_int("NORM_BWD_TPR", 0), fv = opcore::env_int("NORM_BWD_VECS", 0);
-  const int forced = forced_row(table, (cols + V - 1) / V, ft, fv);
+  const int forced = forced_row<V>(table, (cols + V - 1) / V, ft, fv);
   return forced >= 0 ? forced : pick<V>(table, rows, cols, kBwdSpread, dev);
 }
 

@@ -230,7 +230,7 @@ template <int V>
 int pick_fwd(int64_t rows, int64_t cols, const DeviceInfo& dev) {
   static const int ft = opcore::env_int("NORM_FWD_TPR", 0), fv = opcore::env_int("NORM_FWD_VECS", 0);
   const int64_t packs = (cols + V - 1) / V;
-  const int forced = forced_row(kFwdConfigs, packs, ft, fv);
+  const int forced = forced_row<V>(kFwdConfigs, packs, ft, fv);
   if (forced >= 0) return forced;
   const int config = pick<V>(kFwdConfigs, rows, cols, fwd_spread<V>(), dev);
   if (config < 0 || !spread_on()) return config;
@@ -259,7 +259,9 @@ void norm_forward(const T* x, const W* w, const W* b, T* y, float* mean, float* 
   if (config >= 0) {
     with_config<std::size(kFwdConfigs)>(config, [&](auto i) {
       constexpr RegConfig r = kFwdConfigs[decltype(i)::value];
-      if (odd) {
+      if constexpr (!r.for_v(V)) {
+        throw std::logic_error("opbench norm: a forward table row for other types picked");  // pick skips them
+      } else if (odd) {
         launch_fwd_reg<T, W, kCenter, r.tpr, r.vecs, r.cs, true>(x, w, b, y, mean, rstd, rows, c, eps, off0, dev,
                                                                  stream);
       } else {

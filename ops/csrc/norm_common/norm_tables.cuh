@@ -17,14 +17,18 @@ namespace gpu {
 
 // The grids a table row is for: any; few rows (at most a quarter of the SMs' count); many rows (from one an SM
 // to kManyRowsPerSM an SM) that fill more than half the row's pack slots; many waves (at least kWavesRowsPerSM
-// rows an SM); none (only NORM_BWD_TPR/NORM_BWD_VECS select it, for timing: diagnose.py bwd-shapes).
-enum class Grid { kAny, kFew, kMany, kWaves, kForced };
+// rows an SM); a wave of three blocks an SM (more than two rows an SM, at most three); none (only
+// NORM_BWD_TPR/NORM_BWD_VECS select it, for timing: diagnose.py bwd-shapes).
+enum class Grid { kAny, kFew, kMany, kWaves, kWave3, kForced };
 constexpr int64_t kManyRowsPerSM = 128;
 constexpr int64_t kWavesRowsPerSM = 8;
 struct RegConfig {
   int tpr, vecs, cs;   // threads per row in a block, packs per thread, blocks per row (a cluster when > 1)
   int smem = 0;  // backward: 0: dw/db sums in registers; n > 0: in shared memory, n blocks an SM at least
   Grid grid = Grid::kAny;
+  int v = 0;     // the elements a pack (16 / sizeof(T)) of the only rows it takes; 0: rows of any type
+  // Whether rows of packs of V elements may take it.
+  constexpr bool for_v(int pack) const { return v == 0 || v == pack; }
 };
 // Tried in order: the first that covers the row's packs and is for the grid (grid_takes). Past 4 packs a
 // thread a warp row takes 128 threads at 2 (a warp at 8 held 64 values a thread: 96 registers, a third of the
@@ -41,6 +45,10 @@ constexpr int kRowCS = 8;  // blocks of the tables' cluster rows (fewer where ro
 // more of its loads in flight. Rungs of 192 x 2, 192 x 4, 320 x 4 and warps at 3 packs left every call they took
 // within noise or slower, and 384 x 8 was mixed (layer_norm [14452,9287] f32 322.7 -> 295.8, [6700,20031] bf16
 // 262.0 -> 298.6); docs/ops/norms-design.md.
+// fp32 rows of 2,049-3,072 packs (8,193-12,288 elements) in grids of more than two rows an SM and at most three
+// take 384 x 8 at three blocks an SM (fwd_min_blocks: 56 registers, ptxas sm_90) where 512 x 8 holds two (61),
+// so that no rows are left to a second wave: [272,12288] ran 264 rows at once and 8 after them.
+// NORM_FWD_WAVE3=0 never takes it (read once; for experiments).
 constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},
                                      {32, 2, 1},
                                      {32, 4, 1},
@@ -50,6 +58,7 @@ constexpr RegConfig kFwdConfigs[] = {{32, 1, 1},
                                      {256, 4, 1},
                                      {384, 4, 1, 0, Grid::kWaves},
                                      {512, 4, 1},
+                                     {384, 8, 1, 0, Grid::kWave3, 4},
                                      {512, 8, 1},
                                      {256, 1, kRowCS},
                                      {256, 2, kRowCS},
@@ -171,16 +180,19 @@ inline DeviceInfo device_info() {
 }
 
 // Whether table row `r` takes a grid of `rows` rows of `packs` packs (NORM_BWD_GRID=0: only rows for any grid of
-// the backward's table; NORM_FINE=0: none of the rungs for many waves; both read once, for experiments).
+// the backward's table; NORM_FINE=0: none of the rungs for many waves; NORM_FWD_WAVE3=0: not the forward's wave of
+// three blocks an SM; all read once, for experiments).
 inline bool grid_takes(const RegConfig& r, int64_t rows, int64_t packs, const DeviceInfo& dev) {
   static const bool on = opcore::env_int("NORM_BWD_GRID", 1) != 0;
   static const bool fine = opcore::env_int("NORM_FINE", 1) != 0;
+  static const bool wave3 = opcore::env_int("NORM_FWD_WAVE3", 1) != 0;
   switch (r.grid) {
     case Grid::kAny: return true;
     case Grid::kFew: return on && rows * 4 <= dev.sms;
     case Grid::kMany:
       return on && rows >= dev.sms && rows < kManyRowsPerSM * dev.sms && 2 * packs > int64_t{r.tpr} * r.vecs;
     case Grid::kWaves: return fine && rows >= kWavesRowsPerSM * dev.sms;
+    case Grid::kWave3: return wave3 && rows > 2 * dev.sms && rows <= 3 * dev.sms;
     default: return false;
   }
 }
@@ -193,7 +205,8 @@ int pick(const RegConfig (&table)[N], int64_t rows, int64_t cols, const Spread& 
   const bool spread = clusters && sp.takes(packs, rows, dev.sms);
   for (size_t i = 0; i < N; ++i) {
     const RegConfig& r = table[i];
-    if ((r.cs > 1 && !clusters) || (spread && r.cs == 1) || !grid_takes(r, rows, packs, dev)) continue;
+    if (!r.for_v(V) || (r.cs > 1 && !clusters) || (spread && r.cs == 1) || !grid_takes(r, rows, packs, dev))
+      continue;
     if (static_cast<int64_t>(r.tpr) * r.vecs * r.cs >= packs) return static_cast<int>(i);
   }
   return -1;
@@ -216,12 +229,13 @@ inline int row_cluster(int tpr, int vecs, int cs_max, int64_t packs, int64_t row
   return static_cast<int>(std::min<int64_t>(cs_max, std::max<int64_t>(cs_max / 2 + 1, need)));
 }
 
-// The index of the table's row {tpr, vecs, 1} where it holds rows of `packs` packs, else -1 (tpr 0: none asked).
-template <size_t N>
+// The index of the table's row {tpr, vecs, 1} for packs of V elements where it holds rows of `packs` packs, else
+// -1 (tpr 0: none asked).
+template <int V, size_t N>
 int forced_row(const RegConfig (&table)[N], int64_t packs, int tpr, int vecs) {
   for (size_t i = 0; tpr > 0 && i < N; ++i) {
     const RegConfig& s = table[i];
-    if (s.cs == 1 && s.tpr == tpr && s.vecs == vecs && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
+    if (s.for_v(V) && s.cs == 1 && s.tpr == tpr && s.vecs == vecs && static_cast<int64_t>(s.tpr) * s.vecs >= packs)
       return static_cast<int>(i);
   }
   return -1;
