@@ -18,7 +18,8 @@ of every kernel of the built extension whose name contains a pattern (default: f
 ``fwd-shapes`` times the norm forward (torch-ops, events, L2 flushed) of every case of the suites (default:
 the norm sweeps and named suites) whose rows fit a block, once as the path choice takes it and once per
 block shape of norm_tables.cuh's forward table (threads a row x packs a thread) that holds the row at no
-more than 8 times its packs, forced by NORM_FWD_TPR/NORM_FWD_VECS: one bench process per shape, JSON under
+more than 8 times its packs (rows of its element size, for a shape the table holds for one), forced by
+NORM_FWD_TPR/NORM_FWD_VECS: one bench process per shape, JSON under
 OUTDIR, then a row per case (us) on stdout. ``bwd-shapes`` does the same for the backward (rows of up to a
 512 x 4 block, shapes of the backward table at no more than 4 times the row's packs, NORM_BWD_TPR/NORM_BWD_VECS),
 the shapes the fits take only for some grids, or none, included.
@@ -145,7 +146,10 @@ def sass(patterns: list[str]) -> None:
 # The non-cluster shapes (threads a row, packs a thread) of kFwdConfigs and kBwdConfigs that fwd-shapes and
 # bwd-shapes force, and the most packs a block's shape holds (longer rows take clusters).
 FWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 1), (128, 2), (128, 4), (160, 4), (256, 1), (256, 4), (384, 4),
-              (512, 1), (512, 4), (512, 8), (512, 2)]
+              (512, 1), (512, 4), (384, 8), (512, 8), (512, 2)]
+# Shapes one element size's rows only can take (the forward's RegConfig::v, the backward's two tables), by
+# direction: forced on other rows they are not taken, so those rows are not timed under them.
+SHAPE_ELEMENT_BYTES = {("fwd", 384, 8): 4, ("bwd", 160, 4): 2}
 BWD_SHAPES = [(32, 1), (32, 2), (32, 4), (128, 4), (160, 4), (256, 4), (384, 4), (512, 4), (128, 2), (256, 2),
               (512, 2)]
 BLOCK_PACKS = {"fwd": 4096, "bwd": 2048}
@@ -163,16 +167,19 @@ def shapes(direction: str, shape_list: list[tuple[int, int]], args: list[str]) -
 
     out, suites = args[0], args[1:] or ["rms_norm-sweep", "layer_norm-sweep", "rms_norm", "layer_norm"]
     os.makedirs(out, exist_ok=True)
-    cases: dict[str, int] = {}  # line -> packs of 16 bytes a row
+    cases: dict[str, tuple[int, int]] = {}  # line -> (packs of 16 bytes a row, bytes an element)
     for case in resolve(suites, None, device="gpu").cases:
         x = case.args[0]
-        packs = -(-x.shape[-1] * (4 if x.dtype == "float32" else 2) // 16)
+        size = 4 if x.dtype == "float32" else 2
+        packs = -(-x.shape[-1] * size // 16)
         if packs <= BLOCK_PACKS[direction]:
-            cases.setdefault(case.to_line(), packs)
+            cases.setdefault(case.to_line(), (packs, size))
     knob = direction.upper()
     runs = [("default", {}, list(cases))]
     for t, v in shape_list:
-        sel = [line for line, packs in cases.items() if packs <= t * v < SPARE[direction] * packs]
+        only = SHAPE_ELEMENT_BYTES.get((direction, t, v))
+        sel = [line for line, (packs, size) in cases.items()
+               if packs <= t * v < SPARE[direction] * packs and only in (None, size)]
         if sel:
             runs.append((f"{t}x{v}", {f"NORM_{knob}_TPR": str(t), f"NORM_{knob}_VECS": str(v)}, sel))
     times: dict[str, dict[str, float]] = {line: {} for line in cases}
