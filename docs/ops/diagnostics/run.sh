@@ -3,8 +3,8 @@
 # extension buildable:
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
-# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_split norm_split_vec
-# norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
+# cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split
+# norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
@@ -20,8 +20,9 @@
 # norm_small, norm_long: the small and the long-row norm backwards' kernels against torch.compile's; norm_one_row: the
 # 1-row norm backwards with col_sums blocks and without, timed, their kernels and ncu; norm_small_fwd: the small norm
 # forwards' kernels against Liger's and torch.compile's; norm_odd_fwd: the large layer_norm forwards of odd rows beside
-# the same shapes in whole packs and rms_norm's odd rows, their kernels and ncu; norm_split: the split backward's
-# cases with it and without;
+# the same shapes in whole packs and rms_norm's odd rows, their kernels and ncu; norm_many_fwd: the many-row
+# forwards that trail torch.compile at the copy's speed, their kernels against Inductor's, ncu, and ours under each
+# block shape; norm_split: the split backward's cases with it and without;
 # norm_split_vec: few long rows on the split backward, with and without its 16-byte accesses and with the share of L2
 # it took before; norm_fwd_reads: the norm sweeps' forwards with and without prefetched parameters, batched loads,
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
@@ -50,7 +51,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -384,6 +385,26 @@ section_norm_odd_fwd() {
   ncu --clock-control none --cache-control all --profile-from-start off -k regex:"fwd_reg" --section SpeedOfLight \
     --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SourceCounters python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_odd_fwd_ncu.log" 2>&1
+}
+
+# norms-design.md, known gaps (many-row forwards at the copy's speed): the forwards of many whole-pack rows that
+# trail torch.compile where it runs as fast as the device's copy of their bytes, with [16384,4096] bf16 rms_norm
+# (ours at 93% of the copy bandwidth) beside them: ours and Inductor's kernels after the L2 flushes, ncu of each
+# (throughput, memory, occupancy, launch, warp states), then ours under every block shape that holds the row
+section_norm_many_fwd() {
+  local f=$out/norm_many_fwd_cases.txt g=$out/norm_many_fwd_ln.txt cases specs=() c
+  norm_cases rms_norm "$f" "4096, 8192:bfloat16" "8192, 4096:float16" "16384, 4096:bfloat16" "7438, 768:bfloat16" \
+    "12362, 1024:float16" "4325, 5120:float32"
+  norm_cases layer_norm "$g" "8192, 4096:float16" "4096, 8192:bfloat16"
+  cat "$g" >>"$f"
+  mapfile -t cases <"$f"
+  python $here/diagnose.py timeline --providers torch-compile,torch-ops --directions fwd "${cases[@]}" \
+    >"$out/norm_many_fwd.log" 2>&1
+  for c in "${cases[@]}"; do specs+=("$c|torch-ops|fwd" "$c|torch-compile|fwd"); done
+  ncu --clock-control none --cache-control all --profile-from-start off -k regex:"fwd_reg|fwd_staged|triton" \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+    --section WarpStateStats python $here/diagnose.py ncu-target "${specs[@]}" >"$out/norm_many_fwd_ncu.log" 2>&1
+  python $here/diagnose.py fwd-shapes "$out/many_fwd_shapes" "$f" >"$out/norm_many_fwd_shapes.log" 2>&1
 }
 
 # norms-design.md, split backward: the sweeps' backwards it takes (few long rows whose x and dy fit in L2), with it
