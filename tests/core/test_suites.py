@@ -59,5 +59,5 @@ def test_a_suite_name_works_in_every_command(capsys) -> None:
     # the same name resolves for accuracy (an unknown one is a one-line usage error naming the suites)
     assert main(["accuracy", "no-such-suite", "--device", "cpu", "--workers", "0"]) == 2
     expected = ("core, layer_norm, layer_norm-sweep, lerp, lerp-sweep, norm-odd, norm-odd-fwd, norm-paths, norm-split, "
-                "perf-core, rms_norm, rms_norm-sweep")
+                "norm-wave-fwd, perf-core, rms_norm, rms_norm-sweep")
     assert expected in capsys.readouterr().err

@@ -45,11 +45,12 @@ def test_why_not_on_specs(kind: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "least"), [("norm-paths", 14), ("norm-split", 10), ("norm-odd", 30),
-                                               ("norm-odd-fwd", 15)])
+                                               ("norm-odd-fwd", 15), ("norm-wave-fwd", 6)])
 def test_ab_cases_are_ours(kind: str, source: str, least: int) -> None:
     """Every case of the norm-paths suite (what `gpu_run.sh OUT ab` times for each GPU path), of norm-split
-    (the split backward's calls for an A/B of it), of norm-odd (the odd-length calls) and of norm-odd-fwd (long and
-    odd 2-byte rows for an A/B of the odd-row forwards) is one the op takes: a case it turned away would leave its
+    (the split backward's calls for an A/B of it), of norm-odd (the odd-length calls), of norm-odd-fwd (long and
+    odd 2-byte rows for an A/B of the odd-row forwards) and of norm-wave-fwd (the fp32 grids of the wave of three
+    blocks an SM) is one the op takes: a case it turned away would leave its
     path out of an A/B unnoticed."""
     import ops
     from opbench.cases import resolve
