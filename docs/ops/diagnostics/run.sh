@@ -388,8 +388,9 @@ section_norm_odd_fwd() {
 }
 
 # norms-design.md, known gaps (many-row forwards at the copy's speed): the forwards of many whole-pack rows that
-# trail torch.compile where it runs as fast as the device's copy of their bytes, with [16384,4096] bf16 rms_norm
-# (ours at 93% of the copy bandwidth) beside them: ours and Inductor's kernels after the L2 flushes, ncu of each
+# trail torch.compile where it runs as fast as the device's copy of their bytes, beside four of like size that ours
+# leads ([16384,4096] bf16 rms_norm, at 93% of the copy bandwidth, among them): ours and Inductor's kernels after
+# the L2 flushes, ncu of each
 # (throughput, memory, occupancy, launch, warp states), then ours under every block shape that holds the row
 section_norm_many_fwd() {
   local f=$out/norm_many_fwd_cases.txt g=$out/norm_many_fwd_ln.txt cases specs=() c
