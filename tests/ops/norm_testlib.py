@@ -61,6 +61,10 @@ GPU_CASES: dict[str, tuple[tuple[int, ...], str | None, str | None]] = {
     # 2-byte fwd past the 4-pack floats' wave: half the threads at 8 packs, x held as words (HALF_FITS)
     "half_words_16384": ((406, 16384), "same", None),  # 512 x 4 -> 256 x 8: the words' wave holds the grid
     "half_words_odd_waves": ((6400, 5121), "f32", None),  # 256 x 4 -> 128 x 8: loose elements, 48 rows an SM
+    # 2-byte fwd of whole packs at 128 and 256 x 4 past the floats' and fwd_staged's waves: rms_norm's x held
+    # as words (WORDS4_FITS)
+    "words4_4096": ((3000, 4096), "same", "same"),
+    "words4_8192_f32": ((2048, 8192), "f32", "f32"),
     "loop_140001": ((2, 140001), "same", None),  # past a cluster: f32 fwd and every bwd take the loop
     "direct_dw": ((3, 768), "f32", "f32"),  # one block: dw/db written by the backward kernel itself
     "small_grid_warps": ((20, 500), "same", "same"),  # grids of a few blocks

@@ -395,6 +395,12 @@ def words_on(kind: str) -> bool:
     return env("NORM_FWD_WORDS", "1") != "0" and (kind == "rms_norm" or env("NORM_FWD_WORDS_LN", "1") != "0")
 
 
+def words4_on(kind: str) -> bool:
+    """Whether this process's forwards of `kind` hold x as its words at 128 and 256 x 4: words_on, and
+    NORM_FWD_WORDS4 (0 never, 1 rms_norm's, the default, 2 both ops')."""
+    return words_on(kind) and int(os.environ.get("NORM_FWD_WORDS4", "1")) > (kind == "layer_norm")
+
+
 @pytest.mark.parametrize(("shape", "dtype", "wk"), list(WORDS_FITS))
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -423,7 +429,7 @@ def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dt
 def test_cuda_words_off(kind: str) -> None:
     """With NORM_FWD_WORDS=0 no forward holds x as its words: the fits in a fresh process."""
     r = rerun_with_env({"NORM_FWD_WORDS": "0"}, f"{__file__}::test_cuda_words_taken",
-                       f"{__file__}::test_cuda_half_words_taken", "-k", kind)
+                       f"{__file__}::test_cuda_half_words_taken", f"{__file__}::test_cuda_words4_taken", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
 
 
@@ -464,7 +470,51 @@ def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int
         torch.cuda.synchronize()
     got = {(int(m[1]), int(m[2]), READS.get(m[3], m[3]) == "words")
            for e in prof.events() if (m := re.search(FWD_READ, e.name))}
-    assert got == {(*half, True) if half else (*table, False)}, [e.name for e in prof.events()]
+    words4 = WORDS4_FITS.get((shape, dtype, wk), (table, False))[1] and words4_on(kind)
+    assert got == {(*half, True) if half else (*table, words4)}, [e.name for e in prof.events()]
+
+
+# Forwards at 128 and 256 x 4 on a 132-SM GPU: the table's block shape (threads a row, packs a thread), and whether
+# x is held as its words there (words4_on): 2-byte rows of whole packs in grids past the floats' wave and
+# fwd_staged's (2,112 rows at 128 threads, 1,056 at 256), not within the floats' wave, not fp32 rows.
+WORDS4_FITS = {((3000, 4096), "float16", "same"): ((128, 4), True),
+               ((2048, 8192), "bfloat16", "f32"): ((256, 4), True),
+               ((11195, 8192), "float16", "same"): ((256, 4), True),
+               ((300, 8192), "float16", "same"): ((256, 4), False),  # one wave of the floats
+               ((3000, 4096), "float32", "same"): ((256, 4), False)}
+
+
+@pytest.mark.parametrize(("shape", "dtype", "wk"), list(WORDS4_FITS))
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_words4_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
+    """2-byte rows of whole packs at 128 and 256 x 4 past the floats' wave run fwd_reg with x held as its words
+    where words4_on says, at the table's shape: WORDS4_FITS, by kernel names under the profiler."""
+    import ops
+
+    torch = norm_torch
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("WORDS4_FITS are the fits of a 132-SM GPU")
+    table, words = WORDS4_FITS[(shape, dtype, wk)]
+    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
+    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        getattr(ops, kind)(x, w, epsilon=EPS[kind])
+        torch.cuda.synchronize()
+    got = {(int(m[1]), int(m[2]), READS.get(m[3], m[3]) == "words")
+           for e in prof.events() if (m := re.search(FWD_READ, e.name))}
+    assert got == {(*table, words and words4_on(kind))}, [e.name for e in prof.events()]
+
+
+@pytest.mark.parametrize("mode", ["0", "2"])
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_words4_modes(kind: str, mode: str) -> None:
+    """With NORM_FWD_WORDS4=0 (x as floats at 4 packs) and 2 (layer_norm's rows as words too) the forwards stay
+    correct and take the fits WORDS4_FITS gives: the GPU cases and the fits again in a fresh process."""
+    r = rerun_with_env({"NORM_FWD_WORDS4": mode}, f"{__file__}::test_cuda_vs_float64",
+                       f"{__file__}::test_cuda_words4_taken", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
 
 
 @pytest.mark.gpu
@@ -476,7 +526,7 @@ def test_cuda_words_ln_off(kind: str) -> None:
         pytest.skip("NORM_FWD_WORDS_LN is layer_norm's")
     r = rerun_with_env({"NORM_FWD_WORDS_LN": "0"}, f"{__file__}::test_cuda_vs_float64",
                        f"{__file__}::test_cuda_words_taken", f"{__file__}::test_cuda_half_words_taken",
-                       "-k", "layer_norm")
+                       f"{__file__}::test_cuda_words4_taken", "-k", "layer_norm")
     assert r.returncode == 0, r.stdout[-4000:]
 
 

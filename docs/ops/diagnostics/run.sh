@@ -4,7 +4,7 @@
 #   bash docs/ops/diagnostics/run.sh OUTDIR [SECTION ...]
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split
-# norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
+# norm_split_vec norm_fwd_reads norm_words norm_half norm_words4 norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
 # norm_words_slower t2rows t2rows_narrow (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
@@ -28,6 +28,7 @@
 # wide early reads, the early reads of 2-byte layer_norm rows of whole packs and rows staged in shared memory;
 # norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders; norm_half:
 # the 2-byte rms_norm forwards past the 4-pack floats' wave at half the threads with x as words, and without;
+# norm_words4: the norm forwards with x held as words at 128 and 256 x 4 (rms_norm's, the default; both ops') and without;
 # norm_words_ln: layer_norm's forwards with x held as words where rms_norm's are (the default) and without (NORM_FWD_WORDS_LN=0);
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
@@ -51,7 +52,7 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words4 norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -525,6 +526,18 @@ section_norm_half() {
     "11195, 8192:float16" "4096, 8192:bfloat16" "3000, 6143:float16" "2000, 7000:float16" "1024, 16384:bfloat16"
   fwd_orders norm_half NORM_FWD_HALF 0 1 "$f"
   fwd_orders norm_half_any NORM_FWD_HALF 0 2 "$f"
+}
+
+# norm_launch_fwd.cuh, words at 4 packs: the norm sweeps' and named suites' forwards, and many-row 2-byte rows
+# of 257-1,024 whole packs, with x as floats at 128 and 256 x 4 (NORM_FWD_WORDS4=0, base) and as words (new: 1,
+# rms_norm's rows, norm_words4_compare.md; 2, both ops', norm_words4_ln_compare.md), both orders.
+section_norm_words4() {
+  local f=$out/norm_words4_cases.txt g=$out/norm_words4_ln_cases.txt
+  norm_cases rms_norm "$f" "32768, 4096:bfloat16" "8192, 8192:float16" "2048, 8192:bfloat16" "1000, 8192:bfloat16" \
+    "6000, 3072:float16" "65536, 2560:bfloat16"
+  norm_cases layer_norm "$g" "32768, 4096:bfloat16" "8192, 8192:float16" "2048, 8192:bfloat16" "6000, 3072:float16"
+  fwd_orders norm_words4 NORM_FWD_WORDS4 0 1 rms_norm-sweep rms_norm "$f"
+  fwd_orders norm_words4_ln NORM_FWD_WORDS4 0 2 layer_norm-sweep layer_norm "$g"
 }
 
 # norm_launch_fwd.cuh, layer_norm's words: the layer_norm sweep's and suite's forwards, and long 2-byte rows, with

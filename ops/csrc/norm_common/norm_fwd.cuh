@@ -40,7 +40,7 @@ enum class FwdRead { kLate, kPrefetch, kBatched, kEarly, kWords };
 template <int kTPR, int kVecs, FwdRead kRead>
 constexpr int fwd_min_blocks() {
   constexpr int kBlock = kTPR < 128 ? 128 : kTPR;
-  if constexpr (kRead == FwdRead::kWords) return 1024 / kBlock;
+  if constexpr (kRead == FwdRead::kWords) return (kVecs == 4 ? 1536 : 1024) / kBlock;
   if constexpr (kRead == FwdRead::kLate && kTPR == 384 && kVecs == 8) return 3;
   return 0;
 }

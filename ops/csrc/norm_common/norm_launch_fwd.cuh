@@ -101,6 +101,24 @@ template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_half_words() {
   return sizeof(T) == 2 && (kTPR == 256 || kTPR == 512) && kVecs == 4 && kCS == 1;
 }
+// 2-byte rms_norm rows of whole packs at 128 or 256 x 4 (257-1,024 packs), in grids past the floats' wave, take x
+// held as its words at 40 registers (fwd_min_blocks: six blocks of 256 an SM, twelve of 128; ptxas sm_90, no
+// spills) where the floats take 48. H200, events, L2 flushed, one build, NORM_FWD_WORDS4=0 -> 1, both orders, the
+// 15 such rms_norm forwards of the norm sweeps, the named suites and many-row rows: geomean new/base 0.989, one
+// faster in both orders ([2048,8192] bf16 22.0 -> 21.2 us), none slower in both (one in one order, [2507,3072]
+// bf16 12.7 -> 13.0), e.g. [4096,8192] bf16 38.0 -> 37.2, [8192,4096] f16 37.9 -> 36.7. layer_norm's 11 (NORM_FWD_WORDS4=2) ran at
+// geomean 1.002 ([4096,8192] bf16 37.9 -> 38.7) and stay on the floats; odd rows spilled 20-44 bytes at that
+// bound (docs/ops/diagnostics/run.sh OUT norm_words4). NORM_FWD_WORDS4 (read once; for experiments): 0 never,
+// 1 rms_norm's rows, 2 both ops'.
+template <typename T, int kTPR, int kVecs, int kCS, bool kOdd>
+constexpr bool fwd_has_words4() {
+  return sizeof(T) == 2 && (kTPR == 128 || kTPR == 256) && kVecs == 4 && kCS == 1 && !kOdd;
+}
+template <bool kCenter>
+bool fwd_words4_on() {
+  static const int mode = opcore::env_int("NORM_FWD_WORDS4", 1);
+  return mode > (kCenter ? 1 : 0) && fwd_words_on<kCenter>();
+}
 inline int fwd_half_mode() {
   static const int mode = opcore::env_int("NORM_FWD_HALF", 1);
   return mode;
@@ -181,6 +199,10 @@ void launch_fwd_reg_at(const T* x, const W* w, const W* b, T* y, float* mean, fl
         (mode > 1 || blocks <= resident<half>(kBlock / 2, 1, dev) ||
          (kOdd && kTPR == 256 && blocks >= kHalfOddRowsPerSM * dev.sms)))
       return launch(half, blocks, kBlock / 2, 1, 0, stream, x, w, b, y, mean, rstd, rows, cols, eps, off0);
+  }
+  if constexpr (fwd_has_words4<T, kTPR, kVecs, kCS, kOdd>()) {
+    constexpr auto words = fwd_reg<T, W, kCenter, kTPR, kVecs, 1, false, FwdRead::kWords>;
+    if (fwd_words4_on<kCenter>() && blocks > resident<late>(kBlock, 1, dev)) return run(words);
   }
   run(late);
 }
