@@ -101,15 +101,16 @@ template <typename T, int kTPR, int kVecs, int kCS>
 constexpr bool fwd_has_half_words() {
   return sizeof(T) == 2 && (kTPR == 256 || kTPR == 512) && kVecs == 4 && kCS == 1;
 }
-// 2-byte rms_norm rows of whole packs at 128 or 256 x 4 (257-1,024 packs), in grids past the floats' wave, take x
-// held as its words at 40 registers (fwd_min_blocks: six blocks of 256 an SM, twelve of 128; ptxas sm_90, no
-// spills) where the floats take 48. H200, events, L2 flushed, one build, NORM_FWD_WORDS4=0 -> 1, both orders, the
-// 15 such rms_norm forwards of the norm sweeps, the named suites and many-row rows: geomean new/base 0.989, one
-// faster in both orders ([2048,8192] bf16 22.0 -> 21.2 us), none slower in both (one in one order, [2507,3072]
-// bf16 12.7 -> 13.0), e.g. [4096,8192] bf16 38.0 -> 37.2, [8192,4096] f16 37.9 -> 36.7. layer_norm's 11 (NORM_FWD_WORDS4=2) ran at
-// geomean 1.002 ([4096,8192] bf16 37.9 -> 38.7) and stay on the floats; odd rows spilled 20-44 bytes at that
-// bound (docs/ops/diagnostics/run.sh OUT norm_words4). NORM_FWD_WORDS4 (read once; for experiments): 0 never,
-// 1 rms_norm's rows, 2 both ops'.
+// 2-byte rms_norm rows of whole packs at 128 or 256 x 4 (257-1,024 packs), in grids past the floats' wave and
+// fwd_staged's, take x held as its words at 40 registers (fwd_min_blocks: six blocks of 256 an SM, twelve of 128;
+// ptxas sm_90, no spills) where the floats take 48-60 (four or five blocks of 256, eight or nine of 128). H200,
+// events, L2 flushed, one build, NORM_FWD_WORDS4=0 -> 1, both orders, the 12 such rms_norm forwards of the norm
+// sweeps, the named suites and many-row rows: geomean new/base 0.988, one faster in both orders ([2048,8192] bf16
+// 22.0 -> 21.2 us), none slower in both (one in one order, [2507,3072] bf16 12.7 -> 13.0), e.g. [4096,8192] bf16
+// 38.0 -> 37.2, [8192,4096] f16 37.9 -> 36.7. layer_norm's 9 (NORM_FWD_WORDS4=2) ran at geomean 1.003
+// ([4096,8192] bf16 37.9 -> 38.7) and stay on the floats; odd rows spilled 20-44 bytes at that bound
+// (docs/ops/diagnostics/run.sh OUT norm_words4). NORM_FWD_WORDS4 (read once; for experiments): 0 never, 1
+// rms_norm's rows, 2 both ops'.
 template <typename T, int kTPR, int kVecs, int kCS, bool kOdd>
 constexpr bool fwd_has_words4() {
   return sizeof(T) == 2 && (kTPR == 128 || kTPR == 256) && kVecs == 4 && kCS == 1 && !kOdd;
