@@ -401,6 +401,24 @@ def words4_on(kind: str) -> bool:
     return words_on(kind) and int(os.environ.get("NORM_FWD_WORDS4", "1")) > (kind == "layer_norm")
 
 
+def fwd_reg_launches(torch: Any, kind: str, fits: str, shape: tuple[int, int], dtype: str,
+                     wk: str) -> tuple[set[tuple[int, int, str]], list[str]]:
+    """The (threads a row, packs a thread, FwdRead) of each fwd_reg launch of one forward of `kind` on a fresh
+    x and weight (wk: "same" dtype or "f32"), by kernel names under the profiler, and every event's name (for
+    the failure message); skips where the GPU has not the 132 SMs the table `fits` names is for."""
+    import ops
+
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip(f"{fits} are the fits of a 132-SM GPU")
+    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
+    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        getattr(ops, kind)(x, w, epsilon=EPS[kind])
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events()]
+    return {(int(m[1]), int(m[2]), READS.get(m[3], m[3])) for n in names if (m := re.search(FWD_READ, n))}, names
+
+
 @pytest.mark.parametrize(("shape", "dtype", "wk"), list(WORDS_FITS))
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
@@ -408,20 +426,10 @@ def test_cuda_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dt
     """2-byte rows at 512 x 8 in grids past 4 blocks an SM run fwd_reg with x held as its words; the others,
     and all with NORM_FWD_WORDS=0 (test_cuda_words_off) or layer_norm's with NORM_FWD_WORDS_LN=0
     (test_cuda_words_ln_off), with x as floats: WORDS_FITS, by kernel names under the profiler."""
-    import ops
-
-    torch = norm_torch
-    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
-        pytest.skip("WORDS_FITS are the fits of a 132-SM GPU")
     words = WORDS_FITS[(shape, dtype, wk)] and words_on(kind)
-    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
-    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        getattr(ops, kind)(x, w, epsilon=EPS[kind])
-        torch.cuda.synchronize()
-    reads = {READS.get(m[3], m[3]) for e in prof.events()
-             if (m := re.search(FWD_READ, e.name)) and (m[1], m[2]) == ("512", "8")}
-    assert reads == {"words" if words else "late"}, [e.name for e in prof.events()]
+    got, names = fwd_reg_launches(norm_torch, kind, "WORDS_FITS", shape, dtype, wk)
+    reads = {read for tpr, vecs, read in got if (tpr, vecs) == (512, 8)}
+    assert reads == {"words" if words else "late"}, names
 
 
 @pytest.mark.gpu
@@ -456,22 +464,12 @@ def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int
     call with NORM_FWD_HALF=0, NORM_FWD_WORDS=0 (test_cuda_words_off) or, for layer_norm, NORM_FWD_WORDS_LN=0
     (test_cuda_words_ln_off) keep the table's shape with x as floats: HALF_FITS, by kernel names under the
     profiler."""
-    import ops
-
-    torch = norm_torch
-    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
-        pytest.skip("HALF_FITS are the fits of a 132-SM GPU")
     table, by_mode = HALF_FITS[(shape, dtype, wk)]
     half = by_mode[int(os.environ.get("NORM_FWD_HALF", "1"))] if words_on(kind) else None
-    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
-    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        getattr(ops, kind)(x, w, epsilon=EPS[kind])
-        torch.cuda.synchronize()
-    got = {(int(m[1]), int(m[2]), READS.get(m[3], m[3]) == "words")
-           for e in prof.events() if (m := re.search(FWD_READ, e.name))}
     words4 = WORDS4_FITS.get((shape, dtype, wk), (table, False))[1] and words4_on(kind)
-    assert got == {(*half, True) if half else (*table, words4)}, [e.name for e in prof.events()]
+    got, names = fwd_reg_launches(norm_torch, kind, "HALF_FITS", shape, dtype, wk)
+    assert {(tpr, vecs, read == "words") for tpr, vecs, read in got} == \
+        {(*half, True) if half else (*table, words4)}, names
 
 
 # Forwards at 128 and 256 x 4 on a 132-SM GPU: the table's block shape (threads a row, packs a thread), and whether
@@ -490,20 +488,9 @@ WORDS4_FITS = {((3000, 4096), "float16", "same"): ((128, 4), True),
 def test_cuda_words4_taken(kind: str, norm_torch: Any, shape: tuple[int, int], dtype: str, wk: str) -> None:
     """2-byte rows of whole packs at 128 and 256 x 4 past the floats' wave run fwd_reg with x held as its words
     where words4_on says, at the table's shape: WORDS4_FITS, by kernel names under the profiler."""
-    import ops
-
-    torch = norm_torch
-    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
-        pytest.skip("WORDS4_FITS are the fits of a 132-SM GPU")
     table, words = WORDS4_FITS[(shape, dtype, wk)]
-    x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
-    w = torch.randn(shape[1], device="cuda", dtype=x.dtype if wk == "same" else torch.float32)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        getattr(ops, kind)(x, w, epsilon=EPS[kind])
-        torch.cuda.synchronize()
-    got = {(int(m[1]), int(m[2]), READS.get(m[3], m[3]) == "words")
-           for e in prof.events() if (m := re.search(FWD_READ, e.name))}
-    assert got == {(*table, words and words4_on(kind))}, [e.name for e in prof.events()]
+    got, names = fwd_reg_launches(norm_torch, kind, "WORDS4_FITS", shape, dtype, wk)
+    assert {(tpr, vecs, read == "words") for tpr, vecs, read in got} == {(*table, words and words4_on(kind))}, names
 
 
 @pytest.mark.parametrize("mode", ["0", "2"])
