@@ -466,7 +466,7 @@ def test_cuda_half_words_taken(kind: str, norm_torch: Any, shape: tuple[int, int
     profiler."""
     table, by_mode = HALF_FITS[(shape, dtype, wk)]
     half = by_mode[int(os.environ.get("NORM_FWD_HALF", "1"))] if words_on(kind) else None
-    words4 = WORDS4_FITS.get((shape, dtype, wk), (table, False))[1] and words4_on(kind)
+    words4 = (shape, dtype, wk) in WORDS4_FITS and WORDS4_FITS[(shape, dtype, wk)][1] and words4_on(kind)
     got, names = fwd_reg_launches(norm_torch, kind, "HALF_FITS", shape, dtype, wk)
     assert {(tpr, vecs, read == "words") for tpr, vecs, read in got} == \
         {(*half, True) if half else (*table, words4)}, names

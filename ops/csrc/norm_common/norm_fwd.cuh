@@ -30,8 +30,8 @@ namespace gpu {
 //              round trip, the most registers.
 //   kWords:    kLate with 2-byte x held as its loaded words, each element converted at each use instead of once
 //              into a float: half the registers for the row, so that a thread of 64 values fits 64 registers,
-//              two blocks of 512 threads an SM, four of 256, eight of 128, and one of 32 values 40, six blocks
-//              of 256, twelve of 128 (held to that by the launch bound).
+//              two blocks of 512 threads an SM, four of 256, eight of 128, and a thread of 32 values 40
+//              registers, six blocks of 256, twelve of 128 (held to that by the launch bound).
 enum class FwdRead { kLate, kPrefetch, kBatched, kEarly, kWords };
 
 // The blocks an SM fwd_reg's launch bound holds it to: kWords' (above); three for the late reads of 384

@@ -108,7 +108,7 @@ constexpr bool fwd_has_half_words() {
 // sweeps, the named suites and many-row rows: geomean new/base 0.988, one faster in both orders ([2048,8192] bf16
 // 22.0 -> 21.2 us), none slower in both (one in one order, [2507,3072] bf16 12.7 -> 13.0), e.g. [4096,8192] bf16
 // 38.0 -> 37.2, [8192,4096] f16 37.9 -> 36.7. layer_norm's 9 (NORM_FWD_WORDS4=2) ran at geomean 1.003
-// ([4096,8192] bf16 37.9 -> 38.7) and stay on the floats; odd rows spilled 20-44 bytes at that bound
+// ([4096,8192] bf16 37.9 -> 38.7) and stay on the floats, as do rows of loose elements
 // (docs/ops/diagnostics/run.sh OUT norm_words4). NORM_FWD_WORDS4 (read once; for experiments): 0 never, 1
 // rms_norm's rows, 2 both ops'.
 template <typename T, int kTPR, int kVecs, int kCS, bool kOdd>
