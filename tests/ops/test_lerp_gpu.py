@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import grad_bits
 import numpy as np
 import pytest
 from knob_rerun import rerun_with_env, rerun_with_knob_off
@@ -148,6 +149,21 @@ def test_cuda_paths_with_knob_off(knob: str) -> None:
                                     ("test_cuda_vs_numpy", "test_cuda_tile2d",
                                      "test_cuda_tile2d_deterministic_and_captured")))
     assert r.returncode == 0, r.stdout[-4000:]
+
+
+def test_cuda_dependent_launch_off() -> None:
+    """With OPS_PDL=0 (every finalize_kernel launched plainly, not to overlap the kernel of its partials) the
+    GPU cases stay correct, and captured replays match: the cases again in a fresh process."""
+    r = rerun_with_env({"OPS_PDL": "0"}, *(f"{__file__}::{name}" for name in
+                                           ("test_cuda_vs_numpy", "test_cuda_tile2d_deterministic_and_captured",
+                                            "test_cuda_cols_slices_deterministic_and_captured")))
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+def test_cuda_dependent_launch_same_bits(tmp_path: Any) -> None:
+    """The backwards whose reduced gradients take a finalize_kernel give the same bits with it launched to
+    overlap the kernel before it (the default) and launched plainly (OPS_PDL=0), each in a fresh process."""
+    grad_bits.assert_same_bits("lerp", {"OPS_PDL": "1"}, {"OPS_PDL": "0"}, tmp_path)
 
 
 @pytest.mark.parametrize("packs", ["2", "4"])

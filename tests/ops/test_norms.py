@@ -9,6 +9,7 @@ import os
 import re
 from typing import Any
 
+import grad_bits
 import norm_torch_checks as checks
 import numpy as np
 import pytest
@@ -260,6 +261,25 @@ def test_cuda_knobs_off(kind: str, knob: str) -> None:
     process with the knob off (read once per process)."""
     r = rerun_with_knob_off(knob, f"{__file__}::test_cuda_vs_float64", "-k", kind)
     assert r.returncode == 0, r.stdout[-4000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_dependent_launch_off(kind: str) -> None:
+    """With OPS_PDL=0 (the backward's second kernels, split_dx, finalize and col_pass, launched plainly, not to
+    overlap the kernel before them) the GPU cases and dw's determinism hold: again in a fresh process."""
+    r = rerun_with_env({"OPS_PDL": "0"}, f"{__file__}::test_cuda_vs_float64",
+                       f"{__file__}::test_cuda_dw_deterministic", "-k", kind)
+    assert r.returncode == 0, r.stdout[-4000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU")
+def test_cuda_dependent_launch_same_bits(kind: str, tmp_path: Any) -> None:
+    """Backwards that take the split backward, partial rows and finalize, or the dx pass and col_pass give the
+    same bits with the second kernel launched to overlap the first (the default) and plainly (OPS_PDL=0), each
+    in a fresh process."""
+    grad_bits.assert_same_bits(kind, {"OPS_PDL": "1"}, {"OPS_PDL": "0"}, tmp_path)
 
 
 @pytest.mark.parametrize("shape", [(128, 2), (256, 2), (512, 2)])

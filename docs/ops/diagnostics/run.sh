@@ -5,7 +5,7 @@
 # Sections (default: all): ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices
 # cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split
 # norm_split_vec norm_fwd_reads norm_words norm_half norm_words4 norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd
-# norm_words_slower t2rows t2rows_narrow (rows:
+# norm_words_slower t2rows t2rows_narrow pdl (rows:
 # the rows and cols kernels; tile2d, small: the backwards those paths take, with them and without them, against
 # torch.compile; tiny: the tiny backwards with short rows (rows and gen_r) whole and sliced, slices summed by their
 # last block and by a finalize launch; slower: the backwards lerp-design.md's known gaps list as running gen_r with
@@ -29,6 +29,7 @@
 # norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders; norm_half:
 # the 2-byte rms_norm forwards past the 4-pack floats' wave at half the threads with x as words, and without;
 # norm_words4: the norm forwards with x held as words at 128 and 256 x 4 (rms_norm's, the default; both ops') and without;
+# pdl: the norm and lerp backwards with their second kernels launched to overlap the kernel before them and plainly;
 # norm_words_ln: layer_norm's forwards with x held as words where rms_norm's are (the default) and without (NORM_FWD_WORDS_LN=0);
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
@@ -52,13 +53,13 @@
 set -uo pipefail
 out=${1:?usage: run.sh OUTDIR [SECTION ...] (sections: see the header)}
 shift
-sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words4 norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow}
+sections=${*:-ncu timeline inductor knobs ncu_small nd sass rows tile2d small tiny slower cols_slices cols_groups cols_wfull rows_wave fwd_slower fwd_narrow fwd_narrow_train norm_small norm_one_row norm_long norm_small_fwd norm_odd_fwd norm_many_fwd norm_split norm_split_vec norm_fwd_reads norm_words norm_half norm_words4 norm_words_ln norm_fine norm_fwd_shapes norm_bwd_shapes norm_bwd_grid norm_bwd_one_row norm_part_clusters norm_dx_pass norm_mid_bwd norm_words_slower t2rows t2rows_narrow pdl}
 mkdir -p "$out"
 here=docs/ops/diagnostics
 export PYTHONPATH=.:$here${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 if [ -z "${BUILD_EXT:-}" ]; then
   norm=0 other=0
-  for s in $sections; do case $s in norm_*) norm=1 ;; *) other=1 ;; esac; done
+  for s in $sections; do case $s in pdl) norm=1 other=1 ;; norm_*) norm=1 ;; *) other=1 ;; esac; done
   [ $norm = 1 ] && [ $other = 0 ] && BUILD_EXT=norm
   [ $norm = 0 ] && BUILD_EXT=lerp
 fi
@@ -492,20 +493,27 @@ norm_cases() {
   done >"$f"
 }
 
-# Our forwards of the suites or case files after NAME KNOB OFF ON, with KNOB=OFF (base) and KNOB=ON (new), timed
-# in the orders base, new, new2, base2 (NAME_<run>.json/.md) and compared with the verdicts both orders give
-# (NAME_compare.md).
-fwd_orders() {
-  local name=$1 knob=$2 off=$3 on=$4 run
-  shift 4
+# Our DIRECTIONS of the suites or case files after NAME KNOB OFF ON DIRECTIONS, with KNOB=OFF (base) and KNOB=ON
+# (new), timed in the orders base, new, new2, base2 (NAME_<run>.json/.md) and compared with the verdicts both
+# orders give (NAME_compare.md). ORDERS_BUDGET: ms of sampling a case (default: opbench bench's). fwd_orders: the
+# forwards.
+knob_orders() {
+  local name=$1 knob=$2 off=$3 on=$4 directions=$5 run
+  shift 5
   for run in base new new2 base2; do
     env "$knob=$([ "${run%2}" = base ] && echo "$off" || echo "$on")" python -m opbench bench "$@" \
-      --providers torch-ops --directions fwd --method events --rounds 1 --no-progress \
+      --providers torch-ops --directions "$directions" --method events --rounds 1 --no-progress \
+      ${ORDERS_BUDGET:+--budget "$ORDERS_BUDGET"} \
       --json "$out/${name}_$run.json" >"$out/${name}_$run.md" 2>&1
   done
   python -m opbench compare "$out/${name}_base.json" "$out/${name}_new.json" --again "$out/${name}_base2.json" \
     "$out/${name}_new2.json" --markdown "$out/${name}_compare.md" --fail-on-slower 100 >/dev/null
   return 0
+}
+fwd_orders() {
+  local name=$1 knob=$2 off=$3 on=$4
+  shift 4
+  knob_orders "$name" "$knob" "$off" "$on" fwd "$@"
 }
 
 # norms-design.md, x held as words: the 2-byte rms_norm forwards of 16,385-32,768 elements past a block an SM with x
@@ -554,15 +562,15 @@ section_norm_words_ln() {
 # in the power-of-two shapes alone (NORM_FINE=0, base) and as the path choice takes them (new), timed in both
 # orders (base, new, new, base) and compared with the verdicts both orders give (norm_fine_compare.md).
 section_norm_fine() {
-  local run
-  for run in base new new2 base2; do
-    NORM_FINE=$([ "${run%2}" = base ] && echo 0 || echo 1) python -m opbench bench rms_norm-sweep layer_norm-sweep \
-      rms_norm layer_norm norm-paths --providers torch-ops --directions fwd,bwd --method events --rounds 1 \
-      --no-progress --json "$out/norm_fine_$run.json" >"$out/norm_fine_$run.md" 2>&1
-  done
-  python -m opbench compare "$out/norm_fine_base.json" "$out/norm_fine_new.json" --again "$out/norm_fine_base2.json" \
-    "$out/norm_fine_new2.json" --markdown "$out/norm_fine_compare.md" --fail-on-slower 100 >/dev/null
-  return 0
+  knob_orders norm_fine NORM_FINE 0 1 fwd,bwd rms_norm-sweep layer_norm-sweep rms_norm layer_norm norm-paths
+}
+
+# common/dependent_launch.cuh: the backwards of the norm sweeps, named suites and norm-paths and of the lerp sweep
+# and suite with every second kernel of a backward (split_dx, finalize, col_pass; lerp's finalize_kernel) launched
+# plainly (OPS_PDL=0, base) and to overlap the kernel before it (the default, new), timed in both orders and
+# compared with the verdicts both orders give (pdl_compare.md).
+section_pdl() {
+  knob_orders pdl OPS_PDL 0 1 bwd rms_norm-sweep layer_norm-sweep rms_norm layer_norm norm-paths lerp-sweep lerp
 }
 
 # The norm sweeps' and named suites' backwards with and without the table's rows for few and many rows

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "broadcast.h"
+#include "common/dependent_launch.cuh"
 #include "common/device_convert.cuh"
 
 namespace lerp_core {

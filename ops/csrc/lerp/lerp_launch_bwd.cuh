@@ -217,8 +217,9 @@ bool launch_general(const Layout& lay, GenArgs<T> a, const Alloc& alloc, cudaStr
   }
   if (f0.blocks + f1.blocks > 0) {
     if (f0.blocks == 0) std::swap(f0, f1);
-    finalize_kernel<T><<<static_cast<unsigned>(f0.blocks + f1.blocks), kThreads, 0, stream>>>(f0, f1);
-    check_cuda(cudaGetLastError(), "finalize kernel launch");
+    check_cuda(opcore::launch_after(finalize_kernel<T>, dim3(static_cast<unsigned>(f0.blocks + f1.blocks)),
+                                    dim3(kThreads), 0, stream, 1, f0, f1),
+               "finalize kernel launch");
   }
   return true;
 }

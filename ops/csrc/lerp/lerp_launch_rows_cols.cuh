@@ -122,8 +122,9 @@ template <typename T>
 void finalize_partials(const typename AccOf<T>::type* ws, int64_t P, int64_t M, T* tgt, int mode,
                        cudaStream_t stream) {
   const FinJob<T> f = partials_job<T>(ws, P, M, tgt, mode);
-  finalize_kernel<T><<<static_cast<unsigned>(f.blocks), kThreads, 0, stream>>>(f, FinJob<T>{});
-  check_cuda(cudaGetLastError(), "finalize kernel launch");
+  check_cuda(opcore::launch_after(finalize_kernel<T>, dim3(static_cast<unsigned>(f.blocks)), dim3(kThreads), 0, stream,
+                                  1, f, FinJob<T>{}),
+             "finalize kernel launch");
 }
 
 // rows_kernel's packs per thread per step U and slices per row P: the

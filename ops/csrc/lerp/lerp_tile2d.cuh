@@ -159,6 +159,7 @@ __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t 
 // warp_sum_partials), and sets the counter back to zero.
 template <typename T, int VEC, int XY>
 __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
+  opcore::gpu::grid_dep_launch();  // a finalize_kernel after it (launch_after) may start its blocks
   using A = typename AccOf<T>::type;
   constexpr int E = kT2Bytes / sizeof(A);
   constexpr int U = E / (kThreads * VEC) > 0 ? E / (kThreads * VEC) : 1;
@@ -506,8 +507,9 @@ void t2_launch_v(Tile2Args<T> a, const std::function<unsigned*()>& counter, cons
   for (int i = 0; i < nf; i += 2) {
     FinJob<T> none;
     const FinJob<T>& f1 = i + 1 < nf ? f[i + 1] : none;
-    finalize_kernel<T><<<static_cast<unsigned>(f[i].blocks + f1.blocks), kThreads, 0, stream>>>(f[i], f1);
-    check_cuda(cudaGetLastError(), "finalize kernel launch");
+    check_cuda(opcore::launch_after(finalize_kernel<T>, dim3(static_cast<unsigned>(f[i].blocks + f1.blocks)),
+                                    dim3(kThreads), 0, stream, 1, f[i], f1),
+               "finalize kernel launch");
   }
 }
 

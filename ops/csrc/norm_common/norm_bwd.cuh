@@ -25,6 +25,7 @@
 //   finalize    : dw/db = the partial rows added in row order (fixed: the same bits every run).
 #pragma once
 
+#include "common/dependent_launch.cuh"
 #include "norm_device.cuh"
 
 namespace norm_core {
@@ -206,6 +207,7 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   constexpr bool kSmem = kSmemBlocks > 0 && kSums;
   static_assert(!kSmem || kRPB == 1, "shared-memory sums: one row group a block");
   static_assert(kSums || (!kEarly && kCS == 1), "dx alone: no early reads, no clusters");
+  opcore::gpu::grid_dep_launch();  // finalize or col_pass may start their blocks once all of these have started
   // Every pack's x and dy loads go out before any is used (loaded pack by pack beside the sums, each pack's
   // loads wait for the previous pack's sums: a round trip to memory a pack). Except in 2-byte clusters with
   // register-capped shared-memory sums that loop over rows, where pack by pack measured faster.
@@ -537,6 +539,7 @@ __global__ void __launch_bounds__(kPassThreads)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kN = kPassCols * kE, kB = pass_batch<kE>();
   __shared__ float red[kCenter ? 2 : 1][kPassLanes][kN];
+  opcore::gpu::grid_dep_wait();  // launched after the dx pass (launch_after): its end, before x and dy are read
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
@@ -655,6 +658,7 @@ __global__ void __launch_bounds__(32 * kFinalizeLanes)
     finalize(const float* __restrict__ part_w, const float* __restrict__ part_b, W* __restrict__ dw,
              W* __restrict__ db, int64_t parts, int cols) {
   __shared__ float s[4][kFinalizeLanes][33];
+  opcore::gpu::grid_dep_wait();  // launched after the row kernel (launch_after): its partial rows
   const bool first = blockIdx.y == 0 && dw != nullptr;
   const float* part = first ? part_w : part_b;
   W* out = first ? dw : db;

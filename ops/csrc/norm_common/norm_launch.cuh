@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/dependent_launch.cuh"
 #include "common/env_knob.h"
 #include "norm_bwd.cuh"
 #include "norm_gpu.h"
@@ -95,8 +96,10 @@ void launch_col_pass(const T* dy, const T* x, const float* mean, const float* rs
       return;
     }
   }
-  launch(col_pass<T, W, kCenter, kE>, blocks, kPassThreads, kPassCS, 0, stream, dy, x, mean, rstd, dw, db, rows,
-         cols);
+  check_launch_error(opcore::launch_after(col_pass<T, W, kCenter, kE>, dim3(static_cast<unsigned>(blocks)),
+                                          dim3(kPassThreads), 0, stream, kPassCS, dy, x, mean, rstd, dw, db, rows,
+                                          cols),
+                     "col_pass launch");
 }
 
 // The dx pass, kKernel (bwd_reg<kSums = false>) on `needed` blocks of kBlock threads, or
@@ -315,8 +318,9 @@ void launch_split(const T* dy, const T* x, const W* w, const float* mean, const 
   const auto blocks = static_cast<unsigned>((cols + split_cols<kV>() - 1) / split_cols<kV>());
   const auto kernel = split_group(static_cast<int>(rows), chunks) > 1 ? split_dx<T, W, kCenter, kV, true>
                                                                        : split_dx<T, W, kCenter, kV, false>;
-  kernel<<<blocks, kSplitThreads, coef, stream>>>(dy, x, w, mean, rstd, part, dx, dw, db, static_cast<int>(rows),
-                                                  cols, chunks);
+  check_launch_error(opcore::launch_after(kernel, dim3(blocks), dim3(kSplitThreads), coef, stream, 1, dy, x, w, mean,
+                                          rstd, part, dx, dw, db, static_cast<int>(rows), cols, chunks),
+                     "split_dx launch");
 }
 
 // Rows of whole 16-byte packs (`whole`) take 16-byte accesses where a thread's kPer values hold a pack, but
@@ -440,8 +444,9 @@ void norm_backward(const T* dy, const T* x, const W* w, const float* mean, const
   }
   if ((dw != nullptr || db != nullptr) && (parts > 0 || rows <= 0)) {  // no rows: finalize writes zeros
     const dim3 grid(static_cast<unsigned>((cols + kFinalizeCols - 1) / kFinalizeCols), (dw != nullptr) + (db != nullptr));
-    finalize<W><<<grid, dim3(32, kFinalizeLanes), 0, stream>>>(pw, pb, dw, db, parts, c);
-    check_launch("backward (dw/db)");
+    check_launch_error(opcore::launch_after(finalize<W>, grid, dim3(32, kFinalizeLanes), 0, stream, 1, pw, pb, dw, db,
+                                            parts, c),
+                       "backward (dw/db)");
   }
 }
 

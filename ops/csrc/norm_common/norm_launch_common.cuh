@@ -22,10 +22,10 @@
 namespace norm_core {
 namespace gpu {
 
-inline void check_launch(const char* what) {
-  const cudaError_t err = cudaGetLastError();
+inline void check_launch_error(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: ") + what + ": " + cudaGetErrorString(err));
 }
+inline void check_launch(const char* what) { check_launch_error(cudaGetLastError(), what); }
 
 // The row tensors' common offset from 16-byte alignment in elements, or -1 where they differ.
 template <typename T>

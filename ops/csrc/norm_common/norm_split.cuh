@@ -3,7 +3,8 @@
 //   split_sums: a block per (chunk of kSplitThreads * kPer columns, row): the chunk's sums of g * xhat and g
 //               (g = dy * w), added over the block in a fixed order, to partials [rows, chunks, 2]. Every SM
 //               works on every row: a row is no longer one cluster's, waiting on its barriers.
-//   split_dx:   a block per kSplitCols columns: first each row's two sums from its chunks' partials
+//   split_dx:   a block per kSplitCols columns (a dependent launch: common/dependent_launch.cuh): first each
+//               row's two sums from its chunks' partials
 //               (split_group lanes a row, in a fixed order, the same in every block), then, by columns, dx for
 //               every row and dw/db, the column's terms added in a fixed order (row lanes, then lanes in
 //               order), written directly. Its reads of x and dy find them in L2, where split_sums has just left
@@ -13,6 +14,7 @@
 // is 16-byte aligned: 16-byte loads and stores, and a split_dx block takes 32 packs of columns.
 #pragma once
 
+#include "common/dependent_launch.cuh"
 #include "norm_device.cuh"
 
 namespace norm_core {
@@ -64,6 +66,7 @@ __global__ void __launch_bounds__(kSplitThreads)
     split_sums(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
                const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ part, int cols) {
   static_assert(kPer % kV == 0, "whole loads a thread");
+  opcore::gpu::grid_dep_launch();  // split_dx may start its blocks once all of these have started
   constexpr int kN = kPer / kV;
   __shared__ float smem[2 * 32];
   const int64_t row = blockIdx.y;
@@ -163,24 +166,13 @@ __global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
   extern __shared__ float coef[];  // c1 of row r at coef[r], c2 at coef[rows + r]
   __shared__ float red[kCenter ? 2 : 1][kSplitLanes][split_cols<kV>()];
   const float inv_n = 1.f / static_cast<float>(cols);
-  if constexpr (kGrouped) {
-    split_coefs_grouped<kCenter>(part, rows, chunks, inv_n, coef);
-  } else {
-    split_coefs<kCenter>(part, rows, chunks, inv_n, coef);
-  }
-  __syncthreads();
   const int tx = threadIdx.x % kSplitCols, ly = threadIdx.x / kSplitCols;
   const int c = static_cast<int>(blockIdx.x) * split_cols<kV>() + tx * kV;
   const bool in = c < cols;  // kV > 1: cols is a multiple of kV
-  float wv[kV];
-  load_param<W, kV>(in ? w : nullptr, c, 1.f, wv);
-  float aw[kV], ab[kV];
-#pragma unroll
-  for (int k = 0; k < kV; ++k) aw[k] = ab[k] = 0.f;
   constexpr int kBatch = split_batch<kV>();
-  for (int r0 = ly; r0 < rows; r0 += kSplitLanes * kBatch) {
-    Pack<T, kV> xv[kBatch], gv[kBatch];
-    float mu[kBatch], rs[kBatch];
+  Pack<T, kV> xv[kBatch], gv[kBatch];
+  float mu[kBatch], rs[kBatch];
+  const auto load_batch = [&](int r0) {
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       const int64_t r = r0 + i * kSplitLanes;
@@ -191,6 +183,25 @@ __global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
         rs[i] = rstd[r];
       }
     }
+  };
+  // The weight and the first batch of rows are the backward's inputs: read before split_sums' partials are
+  // waited for (a dependent launch, common/dependent_launch.cuh), so their round trip overlaps split_sums' end
+  // and the partials' own.
+  float wv[kV];
+  load_param<W, kV>(in ? w : nullptr, c, 1.f, wv);
+  load_batch(ly);
+  opcore::gpu::grid_dep_wait();
+  if constexpr (kGrouped) {
+    split_coefs_grouped<kCenter>(part, rows, chunks, inv_n, coef);
+  } else {
+    split_coefs<kCenter>(part, rows, chunks, inv_n, coef);
+  }
+  __syncthreads();
+  float aw[kV], ab[kV];
+#pragma unroll
+  for (int k = 0; k < kV; ++k) aw[k] = ab[k] = 0.f;
+  for (int r0 = ly; r0 < rows; r0 += kSplitLanes * kBatch) {
+    if (r0 != ly) load_batch(r0);
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       const int r = r0 + i * kSplitLanes;

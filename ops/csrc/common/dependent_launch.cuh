@@ -1,0 +1,101 @@
+// Programmatic dependent launch (sm_90+) for the ops' second kernels (a backward's finalize of partial sums, the
+// split backward's dx pass): such a kernel is launched so that its blocks may start while the stream's kernel
+// before it is still finishing, and it waits for that kernel's memory at grid_dep_wait(), so what it does before
+// (its launch, its reads of the op's inputs) overlaps that kernel's tail instead of following it. The kernel
+// before lets them in once all of its blocks have started (grid_dep_launch() first thing). Both instructions
+// are no-ops before sm_90 and where the second kernel was launched plainly, so the kernels are the same code
+// either way; OPS_PDL=0 launches every kernel plainly (read once; for experiments).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "common/env_knob.h"
+
+namespace opcore {
+namespace gpu {
+
+// Waits until the stream's previous kernel has finished and its writes are visible. A kernel launched with
+// launch_after calls it in every block, before it reads anything that kernel wrote and before it writes
+// anything, so that nothing after it in the stream can pass the kernel before.
+__device__ __forceinline__ void grid_dep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the stream's next kernel, where it was launched with launch_after, start its blocks once every block of
+// this kernel has come here (or exited). First thing in a kernel: by then no block of this kernel still waits
+// for a slot on an SM.
+__device__ __forceinline__ void grid_dep_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+}  // namespace gpu
+
+// Whether launch_after overlaps kernels on the current device: sm_90+, OPS_PDL not 0, and, before CUDA 12.3
+// (which made programmatic dependencies graph edges), the stream not capturing a graph.
+inline bool dependent_launch_on(cudaStream_t stream) {
+  static const bool on = env_int("OPS_PDL", 1) != 0;
+  if (!on) return false;
+  constexpr int kDevices = 64;
+  static int major[kDevices] = {};  // 0: not asked yet (a benign race: every writer writes the same)
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  int m = dev < kDevices ? major[dev] : 0;
+  if (m == 0) {
+    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    if (dev < kDevices) major[dev] = m;
+  }
+  if (m < 9) return false;
+#if CUDART_VERSION < 12030
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &cap) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (cap != cudaStreamCaptureStatusNone) return false;
+#else
+  (void)stream;
+#endif
+  return true;
+}
+
+// Launches kernel(args...) on `grid` blocks of `block` threads with `smem` bytes of dynamic shared memory, in
+// clusters of `cs` blocks where cs > 1, as a dependent launch where dependent_launch_on(stream): the kernel calls
+// gpu::grid_dep_wait() (above). Returns the launch's error.
+template <typename... P, typename... A>
+cudaError_t launch_after(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, int cs,
+                         A... args) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[2] = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  unsigned n = 0;
+  if (cs > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cs;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  if (dependent_launch_on(stream)) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = n;
+  return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+}
+
+}  // namespace opcore
