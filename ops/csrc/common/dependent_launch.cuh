@@ -1,10 +1,13 @@
 // Programmatic dependent launch (sm_90+) for the ops' second kernels (a backward's finalize of partial sums, the
-// split backward's dx pass): such a kernel is launched so that its blocks may start while the stream's kernel
-// before it is still finishing, and it waits for that kernel's memory at grid_dep_wait(), so what it does before
-// (its launch, its reads of the op's inputs) overlaps that kernel's tail instead of following it. The kernel
-// before lets them in once all of its blocks have started (grid_dep_launch() first thing). Both instructions
-// are no-ops before sm_90 and where the second kernel was launched plainly, so the kernels are the same code
-// either way; OPS_PDL=0 launches every kernel plainly (read once; for experiments).
+// split backward's dx pass, col_pass): such a kernel is launched so that the GPU may start it as the blocks of the
+// stream's kernel before it exit, before that kernel's completion has been processed, and it waits for that
+// kernel's memory at grid_dep_wait(): the launch, and what the kernel does before the wait (its reads of the
+// op's inputs), overlap the gap between the two kernels instead of following it. The kernel before needs no
+// change: its blocks let the next kernel in as they exit. Letting it in earlier, with
+// griddepcontrol.launch_dependents first thing in every block of the kernel before, ran three layer_norm
+// backwards slower whose second grid is smaller than a wave, and none of the others faster (H200, figures in
+// docs/ops/norms-design.md). grid_dep_wait is a no-op before sm_90 and where the kernel was launched plainly, so
+// the kernels are the same code either way; OPS_PDL=0 launches every kernel plainly (read once; for experiments).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,15 +23,6 @@ namespace gpu {
 __device__ __forceinline__ void grid_dep_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// Lets the stream's next kernel, where it was launched with launch_after, start its blocks once every block of
-// this kernel has come here (or exited). First thing in a kernel: by then no block of this kernel still waits
-// for a slot on an SM.
-__device__ __forceinline__ void grid_dep_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 

@@ -400,7 +400,6 @@ __device__ __noinline__ void sum_partials_last_call(const typename AccOf<T>::typ
 // j's slices to finish adds them (sum_partials_last), else finalize_kernel.
 template <typename T, int VEC, int B, int XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> a) {
-  opcore::gpu::grid_dep_launch();  // a finalize_kernel after it (launch_after) may start its blocks
   using A = typename AccOf<T>::type;
   const int inner = lay.nk + lay.nr - 1;
   __shared__ bool last;
@@ -451,7 +450,6 @@ __global__ void __launch_bounds__(kThreads) gen_r_kernel(Layout lay, GenArgs<T> 
 // and the slice's target2 index to key2[blockIdx.y].
 template <typename T, int VEC, int B, int XY, typename I>
 __global__ void __launch_bounds__(kThreads) gen_k_kernel(Layout lay, GenArgs<T> a) {
-  opcore::gpu::grid_dep_launch();  // a finalize_kernel after it (launch_after) may start its blocks
   using A = typename AccOf<T>::type;
   const int inner = lay.nk - 1;
   const int64_t ngroups = lay.M / VEC;

@@ -123,7 +123,6 @@ __device__ __forceinline__ typename AccOf<T>::type rows_end(const RowArgs<T>& a,
 
 template <typename T, int VEC, int U, int XY, typename I, bool ENDS>
 __global__ void __launch_bounds__(kThreads) rows_kernel(RowArgs<T> a) {
-  opcore::gpu::grid_dep_launch();  // a finalize_kernel after it (launch_after) may start its blocks
   using A = typename AccOf<T>::type;
   const I lv_all = static_cast<I>(a.L / VEC), cv = static_cast<I>(a.chunk / VEC);
   const I p0 = static_cast<I>(blockIdx.x) * cv;
@@ -388,7 +387,6 @@ __device__ __forceinline__ void cols_group_sums(const ColArgs<T>& a, typename Ac
 // (cols_group_sums) before the same writes, per target.
 template <typename T, int VEC, int U, int KIND, bool GROUPED>
 __global__ void __launch_bounds__(kThreads) cols_sliced_kernel(ColArgs<T> a) {
-  opcore::gpu::grid_dep_launch();  // a finalize_kernel after it (launch_after) may start its blocks
   using A = typename AccOf<T>::type;
   __shared__ A lane_sums[VEC][kThreads];
   const int qt = a.qt, lanes = static_cast<int>(blockDim.x) / qt;

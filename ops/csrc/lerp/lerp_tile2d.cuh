@@ -159,7 +159,6 @@ __device__ __forceinline__ void t2_packs(const Tile2Args<T>& a, int np, int64_t 
 // warp_sum_partials), and sets the counter back to zero.
 template <typename T, int VEC, int XY>
 __global__ void __launch_bounds__(kThreads) tile2d_kernel(Tile2Args<T> a) {
-  opcore::gpu::grid_dep_launch();  // a finalize_kernel after it (launch_after) may start its blocks
   using A = typename AccOf<T>::type;
   constexpr int E = kT2Bytes / sizeof(A);
   constexpr int U = E / (kThreads * VEC) > 0 ? E / (kThreads * VEC) : 1;

@@ -207,7 +207,6 @@ __global__ void __launch_bounds__(kTPR < 128 ? 128 : kTPR, kEarly ? 0 : kSmemBlo
   constexpr bool kSmem = kSmemBlocks > 0 && kSums;
   static_assert(!kSmem || kRPB == 1, "shared-memory sums: one row group a block");
   static_assert(kSums || (!kEarly && kCS == 1), "dx alone: no early reads, no clusters");
-  opcore::gpu::grid_dep_launch();  // finalize or col_pass may start their blocks once all of these have started
   // Every pack's x and dy loads go out before any is used (loaded pack by pack beside the sums, each pack's
   // loads wait for the previous pack's sums: a round trip to memory a pack). Except in 2-byte clusters with
   // register-capped shared-memory sums that loop over rows, where pack by pack measured faster.

@@ -25,6 +25,8 @@
 // (bwd_one_row). Past a small grid, a backward of rows a kDxShapes shape holds takes the dx pass (row groups
 // holding no dw/db sums) where no dw/db is asked for, and where x and dy fit in half of L2 and the rows are
 // few enough (col_pass_fits), the dx pass and then col_pass for dw/db.
+// The second kernel of a backward (finalize, split_dx, col_pass) is a dependent launch (launch_after,
+// common/dependent_launch.cuh): on sm_90+ it starts as the first kernel's blocks exit.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -4,11 +4,10 @@
 //               (g = dy * w), added over the block in a fixed order, to partials [rows, chunks, 2]. Every SM
 //               works on every row: a row is no longer one cluster's, waiting on its barriers.
 //   split_dx:   a block per kSplitCols columns (a dependent launch: common/dependent_launch.cuh): first each
-//               row's two sums from its chunks' partials
-//               (split_group lanes a row, in a fixed order, the same in every block), then, by columns, dx for
-//               every row and dw/db, the column's terms added in a fixed order (row lanes, then lanes in
-//               order), written directly. Its reads of x and dy find them in L2, where split_sums has just left
-//               them: memory moves x and dy once, and dx.
+//               row's two sums from its chunks' partials (split_group lanes a row, in a fixed order, the same
+//               in every block), then, by columns, dx for every row and dw/db, the column's terms added in a
+//               fixed order (row lanes, then lanes in order), written directly. Its reads of x and dy find them
+//               in L2, where split_sums has just left them: memory moves x and dy once, and dx.
 // kV: elements a thread reads at once. 1 (scalar accesses: any length, any alignment; a warp reads 32
 // consecutive elements of a row), or V = 16 / sizeof(T) where every row is whole 16-byte packs and the weight
 // is 16-byte aligned: 16-byte loads and stores, and a split_dx block takes 32 packs of columns.
@@ -66,7 +65,6 @@ __global__ void __launch_bounds__(kSplitThreads)
     split_sums(const T* __restrict__ dy, const T* __restrict__ x, const W* __restrict__ w,
                const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ part, int cols) {
   static_assert(kPer % kV == 0, "whole loads a thread");
-  opcore::gpu::grid_dep_launch();  // split_dx may start its blocks once all of these have started
   constexpr int kN = kPer / kV;
   __shared__ float smem[2 * 32];
   const int64_t row = blockIdx.y;
@@ -185,8 +183,8 @@ __global__ void __launch_bounds__(kSplitThreads, kV == 1 ? 0 : 2)
     }
   };
   // The weight and the first batch of rows are the backward's inputs: read before split_sums' partials are
-  // waited for (a dependent launch, common/dependent_launch.cuh), so their round trip overlaps split_sums' end
-  // and the partials' own.
+  // waited for (a dependent launch, common/dependent_launch.cuh), so their round trip overlaps the gap after
+  // split_sums and the partials' own.
   float wv[kV];
   load_param<W, kV>(in ? w : nullptr, c, 1.f, wv);
   load_batch(ly);
