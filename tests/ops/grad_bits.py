@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Backwards whose reduced gradients take a second kernel after the first (a finalize of partial sums, the split
-# backward's dx pass, col_pass) on an H100/H200, and some that take one: (shapes of the inputs, dtype).
+# Backwards picked from the design notes' cases of the paths with a second kernel (a finalize of partial sums, the
+# split backward's dx pass, col_pass; lerp's finalize_kernel), beside others: (shapes of the inputs, dtype).
 CASES: dict[str, list[tuple[tuple[tuple[int, ...], ...], str]]] = {
-    "lerp": [(((3, 1000, 1), (64, 3, 1000, 7), (1,)), "bfloat16"),       # x reduced over slices
+    "lerp": [(((3, 1000, 1), (64, 3, 1000, 7), (1,)), "bfloat16"),       # x summed over the outer and last dims
              (((32, 128, 768), (32, 128, 768), (768,)), "bfloat16"),     # a weight per column, row slices
              (((9, 2, 5246, 31), (9, 2, 5246, 31), (1, 1, 5246, 1)), "float16"),
              (((16, 1, 1, 1), (16, 3, 224, 224), (3, 1, 224)), "float32"),
              (((1, 3), (1201, 1), (1201, 3)), "float32"),                 # two reduced gradients
-             (((20000, 90), (20000, 90), (20000, 1)), "float32"),         # short rows summed (tile2d)
+             (((20000, 90), (20000, 90), (20000, 1)), "float32"),         # a weight a row: short rows summed
              (((42, 1, 2, 6), (42, 755, 2, 1), (1, 755, 2, 6)), "float32")],
     "rms_norm": [(((21, 48983),), "float16"), (((40, 20000),), "bfloat16"), (((200, 16384),), "float32"),
                  (((3000, 4096),), "bfloat16"), (((700, 5121),), "float16"), (((1278, 1897),), "bfloat16"),
