@@ -29,7 +29,6 @@
 # norm_words: the 2-byte rms_norm forwards that hold x as words, with and without them, both orders; norm_half:
 # the 2-byte rms_norm forwards past the 4-pack floats' wave at half the threads with x as words, and without;
 # norm_words4: the norm forwards with x held as words at 128 and 256 x 4 (rms_norm's, the default; both ops') and without;
-# pdl: the norm and lerp backwards with their second kernels launched to overlap the kernel before them and plainly;
 # norm_words_ln: layer_norm's forwards with x held as words where rms_norm's are (the default) and without (NORM_FWD_WORDS_LN=0);
 # norm_fine: the norm forwards and backwards with and without the rungs for many waves (160 x 4, 384 x 4), both orders;
 # norm_fwd_shapes, norm_bwd_shapes: the norm forward and backward under each block shape; norm_bwd_grid: the norm
@@ -43,9 +42,10 @@
 # t2rows: the backwards of short rows with row sums alone (f16, bf16) and of the broadcast weights with the
 # saved y - x, on tile2d's short-row kernel, its tiles, other grids and the other paths, their kernels against
 # torch.compile's); t2rows_narrow: the backwards of short rows of no whole 16-byte packs on that kernel in narrower
-# packs and on tile2d's tiles, and f32 training forwards with them.
+# packs and on tile2d's tiles, and f32 training forwards with them; pdl: the norm and lerp backwards with their second
+# kernels launched as dependent launches (the default) and plainly (OPS_PDL=0), both orders.
 # BUILD_EXT=lerp (or norm) builds that extension alone first (default: the one the sections name, norm for the
-# norm_* sections and lerp for the others; both where they name both). norm_small_fwd and
+# norm_* sections and lerp for the others; both where they name both, and for pdl). norm_small_fwd and
 # norm_words_slower need Liger-Kernel importable (a PYTHONPATH given is kept: e.g. the wheel installed with
 # pip --target DIR and PYTHONPATH=DIR).
 # ncu runs with --clock-control none: clocks and device settings are only read, never changed.
