@@ -63,34 +63,44 @@ inline bool dependent_launch_on(cudaStream_t stream) {
   return true;
 }
 
-// Launches kernel(args...) on `grid` blocks of `block` threads with `smem` bytes of dynamic shared memory, in
-// clusters of `cs` blocks where cs > 1, as a dependent launch where dependent_launch_on(stream): the kernel calls
-// gpu::grid_dep_wait() (above). Returns the launch's error.
+// A launch configuration for cudaLaunchKernelEx: `grid` blocks of `block` threads with `smem` bytes of dynamic
+// shared memory on `stream`, in clusters of `cs` blocks where cs > 1, and as a dependent launch where `dependent`
+// (the kernel calls gpu::grid_dep_wait(), above). Not copyable: the config points at the attributes beside it.
+struct LaunchConfig {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[2] = {};
+  LaunchConfig(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, int cs, bool dependent) {
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    unsigned n = 0;
+    if (cs > 1) {
+      attr[n].id = cudaLaunchAttributeClusterDimension;
+      attr[n].val.clusterDim.x = cs;
+      attr[n].val.clusterDim.y = 1;
+      attr[n].val.clusterDim.z = 1;
+      ++n;
+    }
+    if (dependent) {
+      attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[n].val.programmaticStreamSerializationAllowed = 1;
+      ++n;
+    }
+    cfg.attrs = attr;
+    cfg.numAttrs = n;
+  }
+  LaunchConfig(const LaunchConfig&) = delete;
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
+};
+
+// Launches kernel(args...) as LaunchConfig describes, a dependent launch where dependent_launch_on(stream).
+// Returns the launch's error.
 template <typename... P, typename... A>
 cudaError_t launch_after(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, int cs,
                          A... args) {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[2] = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  unsigned n = 0;
-  if (cs > 1) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = cs;
-    attr[n].val.clusterDim.y = 1;
-    attr[n].val.clusterDim.z = 1;
-    ++n;
-  }
-  if (dependent_launch_on(stream)) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
-  cfg.attrs = attr;
-  cfg.numAttrs = n;
-  return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+  const LaunchConfig lc(grid, block, smem, stream, cs, dependent_launch_on(stream));
+  return cudaLaunchKernelEx(&lc.cfg, kernel, static_cast<P>(args)...);
 }
 
 }  // namespace opcore

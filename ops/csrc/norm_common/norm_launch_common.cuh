@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/dependent_launch.cuh"
 #include "common/env_knob.h"
 #include "norm_gpu.h"
 #include "norm_tables.cuh"
@@ -62,27 +63,6 @@ void with_config(int index, F&& f) {
   with_config_of(index, std::make_index_sequence<N>{}, f);
 }
 
-// A launch of `blocks` blocks of `threads` as clusters of `cs` blocks (sm_90+). Not copyable: the
-// config points at the attribute beside it.
-struct ClusterLaunch {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
-  ClusterLaunch(int64_t blocks, int threads, int cs, size_t smem, cudaStream_t stream) {
-    cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-    cfg.blockDim = dim3(threads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cs;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  ClusterLaunch(const ClusterLaunch&) = delete;
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
-};
-
 // Launches kernel on `blocks` blocks of `threads` with `smem` bytes of dynamic shared memory, as clusters of
 // `cs` blocks when cs > 1.
 template <typename... P, typename... A>
@@ -92,9 +72,8 @@ void launch(void (*kernel)(P...), int64_t blocks, int threads, int cs, size_t sm
     kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(args...);
     return;
   }
-  const ClusterLaunch cl(blocks, threads, cs, smem, stream);
-  const cudaError_t err = cudaLaunchKernelEx(&cl.cfg, kernel, args...);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("opbench norm: cluster launch: ") + cudaGetErrorString(err));
+  const opcore::LaunchConfig lc(dim3(static_cast<unsigned>(blocks)), dim3(threads), smem, stream, cs, false);
+  check_launch_error(cudaLaunchKernelEx(&lc.cfg, kernel, args...), "cluster launch");
 }
 
 // Blocks (or clusters) of `kernel` resident at once on the device, each with `smem` bytes of dynamic shared
@@ -106,9 +85,9 @@ int64_t wave_of(void (*kernel)(P...), int threads, int cs, size_t smem) {
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
     return static_cast<int64_t>(std::max(per_sm, 1)) * device_info().sms;
   }
-  const ClusterLaunch cl(cs, threads, cs, smem, nullptr);
+  const opcore::LaunchConfig lc(dim3(static_cast<unsigned>(cs)), dim3(threads), smem, nullptr, cs, false);
   int clusters = 0;
-  cudaOccupancyMaxActiveClusters(&clusters, kernel, &cl.cfg);
+  cudaOccupancyMaxActiveClusters(&clusters, kernel, &lc.cfg);
   return std::max(clusters, 1);
 }
 
