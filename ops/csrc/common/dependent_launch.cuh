@@ -8,7 +8,8 @@
 // the dependent launches moved slower, among them three layer_norm ones whose second grid is smaller than a wave
 // by 13-18%, and 2 faster, by 3-4% (H200, figures in docs/ops/norms-design.md). grid_dep_wait is a no-op before
 // sm_90 and where the kernel was launched plainly, so the kernels are the same code either way; OPS_PDL=0
-// launches every kernel plainly (read once; for experiments).
+// launches every kernel plainly (read once; for experiments). LaunchConfig, below, is the one configuration of
+// the ops' cudaLaunchKernelEx launches, the norms' clusters too.
 #pragma once
 
 #include <cuda_runtime.h>
