@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-case timeout (default: 300)")
     p.add_argument("--seed", type=int, default=0, help="input seed (default: 0)")
     p.add_argument("--strict", action="store_true",
-                   help="count 'unsupported' cases (no kernel for the dtype on this device) as failures")
+                   help="count 'unsupported' cases (no kernel for the op or dtype on this device) as failures")
     p.add_argument("--no-float64", action="store_true", help="skip the float64 rerun of failing comparisons")
     p.add_argument("--summary", metavar="FILE.md", help="also write the markdown summary here")
     p.add_argument("--profile-stages", action="store_true",

@@ -29,7 +29,7 @@ OUTCOMES = (PASS, ACCURACY_FAIL, PADDLE_ERROR, TORCH_ERROR, MAPPING_ERROR, MAPPI
 
 #: Outcomes that fail the gate whichever side they came from.
 FAILING = frozenset({ACCURACY_FAIL, PADDLE_ERROR, MAPPING_ERROR, OOM, TIMEOUT, CRASH})
-#: Outcomes that say a case could not run here (no kernel for the dtype on this device; inputs
+#: Outcomes that say a case could not run here (no kernel for the op or dtype on this device; inputs
 #: larger than the memory limit, refused before anything is allocated); they fail the gate only
 #: under ``--strict``.
 CANNOT_RUN = frozenset({UNSUPPORTED, TOO_LARGE})
@@ -47,7 +47,7 @@ def is_failing(record: dict, strict: bool = False) -> bool:
 
     An error on the subject side fails whatever its framework (``torch_error`` from a
     ``torch-ops`` subject is our op failing); an error of a torch reference alone does not.
-    ``unsupported`` (no kernel for the dtype here) fails only when ``strict``.
+    ``unsupported`` (no kernel for the op or dtype here) fails only when ``strict``.
     """
     outcome = record.get("outcome")
     if outcome in FAILING or (strict and outcome in CANNOT_RUN):
@@ -60,7 +60,7 @@ def error_outcome(exc: BaseException, framework: str) -> str:
 
     ``oom`` for out-of-memory; ``mapping_error`` when our Paddle -> PyTorch mapping (its
     binding or a converter) raised; ``mapping_missing`` when the mapping cannot express
-    this call's arguments; ``unsupported`` when the framework has no kernel for the dtype on
+    this call's arguments; ``unsupported`` when the framework has no kernel for the op or its dtype on
     this device; else ``<framework>_error``.
     """
     from opbench.mapping import MappingError, MappingUnsupported

@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(candidate, vs Paddle, vs the industry's best, verdict)")
     p.add_argument("--csv", metavar="FILE", help="write one CSV row per record")
     p.add_argument("--strict", action="store_true",
-                   help="exit 1 also for records that cannot run here (n/a: no kernel for the dtype, "
+                   help="exit 1 also for records that cannot run here (n/a: no kernel for the op or dtype, "
                         "provider does not apply)")
     p.add_argument("--rounds", type=int, default=3, metavar="N",
                    help="passes over the suite, each with budget/N per case (default 3); opbench compare "
@@ -310,7 +310,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     failed = render.failures(records, strict=args.strict)
     cannot = [r for r in records if r.status in ("unsupported", "not_applicable")]
     if cannot and not args.strict:
-        print(f"{len(cannot)} record(s) n/a: a provider does not apply or has no kernel for the dtype here "
+        print(f"{len(cannot)} record(s) n/a: a provider does not apply or has no kernel for the op or dtype here "
               "(--strict counts them as failures)", file=sys.stderr)
     if failed:
         print(f"{len(failed)} record(s) failed (see 'Failed' above)", file=sys.stderr)

@@ -22,7 +22,7 @@ from op_benchmark.results import Record
 
 BASELINES = ("paddle", "torch")
 # How a record that has no time shows in a table: cannot run here (n/a: the provider does not apply,
-# or its framework has no kernel for the dtype on this device; "Not run" below the table says which),
+# or its framework has no kernel for the op or dtype on this device; "Not run" below the table says which),
 # or failed.
 _SHORT = {"not_applicable": "n/a", "unsupported": "n/a", "skipped": "skipped", "error": "error", "oom": "OOM"}
 CSV_FIELDS = ("case", "api", "provider", "direction", "device", "method", "status", "median_us", "min_us",
@@ -179,7 +179,7 @@ def pr_table(records: Sequence[Record], direction: str) -> str:
 
 def failures(records: Sequence[Record], strict: bool = False) -> list[Record]:
     """Records that failed (an error, an OOM, a refused case); with ``strict`` also those that
-    could not run here (``unsupported``: no kernel for the dtype; ``not_applicable``)."""
+    could not run here (``unsupported``: no kernel for the op or dtype; ``not_applicable``)."""
     bad = ("error", "oom", "skipped") + (("unsupported", "not_applicable") if strict else ())
     return [r for r in records if r.status in bad]
 

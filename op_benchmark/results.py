@@ -17,7 +17,7 @@ from opbench.jsonl import AppendLog, cut_partial_tail
 
 SCHEMA = "opbench.bench/1"
 #: ok: measured; not_applicable: the provider cannot run the case; unsupported: the timing method
-#: is not offered for the provider, or the framework has no kernel for the dtype on this device
+#: is not offered for the provider, or the framework has no kernel for the op or dtype on this device
 #: (both shown as n/a, not failures unless --strict); skipped: refused before running (memory
 #: limit); error / oom: the case failed (the reason is in ``error``).
 STATUSES = ("ok", "not_applicable", "unsupported", "skipped", "error", "oom")

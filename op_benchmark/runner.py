@@ -85,7 +85,7 @@ def _framework(provider: str) -> str:
 def classify(exc: BaseException, framework: str = "torch") -> tuple[str, str]:
     """(status, one-line reason) for an exception raised while preparing or timing a case.
 
-    ``not_applicable`` and ``unsupported`` (no kernel for the dtype on this device) are cases
+    ``not_applicable`` and ``unsupported`` (no kernel for the op or dtype on this device) are cases
     that cannot run here, shown as n/a; ``oom`` and ``error`` are failures.
     """
     from opbench.backends import DeviceUnavailable, FrameworkMissing, no_kernel

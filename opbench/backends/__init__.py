@@ -21,16 +21,18 @@ from opbench.backends.base import (
 
 FRAMEWORKS = ("paddle", "torch")
 
-# How each framework says it has no kernel for a dtype on this device: Paddle's error kind
-# NotFound for an unregistered kernel, torch's "not implemented for 'Half'".
+# How each framework says it has no kernel for an op or its dtype on this device: Paddle's error kind
+# NotFound for an unregistered kernel, keyed by dtype ("The kernel with key (CPU, ..., float16) of kernel
+# `lerp` is not registered") or for the op as a whole ("The kernel `rms_norm` is not registered": Paddle
+# 3.3.1's CPU build has no rms_norm kernel), torch's "not implemented for 'Half'".
 _NO_KERNEL = {
-    "paddle": re.compile(r"^\(NotFound\) The kernel with key .* is not registered"),
+    "paddle": re.compile(r"^\(NotFound\) The kernel (with key .* of kernel )?`[^`]+` is not registered"),
     "torch": re.compile(r"not implemented for '[A-Za-z0-9]+'"),
 }
 
 
 def no_kernel(framework: str, exc: BaseException) -> bool:
-    """True when ``exc`` says the framework cannot run this op here (no kernel for the dtype/device)."""
+    """True when ``exc`` says the framework cannot run this op here (no kernel for it or its dtype on this device)."""
     if isinstance(exc, NotImplementedError):
         return True
     pattern = _NO_KERNEL.get(framework, _NO_KERNEL["torch"])

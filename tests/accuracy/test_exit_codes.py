@@ -11,6 +11,7 @@ pytest.importorskip("torch")
 from opbench.cli import main  # noqa: E402
 
 FP16_MEAN = 'paddle.mean(Tensor([3, 4],"float16"), )'  # Paddle's CPU build has no float16 mean kernel
+RMS_NORM = 'paddle.nn.functional.rms_norm(Tensor([4, 8],"float32"), [8], Tensor([8],"float32"), 1e-06, )'
 OK = 'paddle.exp(Tensor([4],"float32"), )'
 
 
@@ -24,6 +25,32 @@ def test_unsupported_is_not_a_failure_unless_strict(capsys) -> None:
     out = capsys.readouterr().out
     assert "No failing cases." in out and out.rstrip().endswith("1 of 2 cases not compared: 1 unsupported.")
     assert accuracy(OK, FP16_MEAN, "--strict") == 1
+
+
+def paddle_cpu_has_rms_norm() -> bool:
+    import paddle
+
+    try:
+        paddle.nn.functional.rms_norm(paddle.ones([1, 8]), [8], paddle.ones([8]), 1e-6)
+    except RuntimeError:
+        return False
+    return True
+
+
+def test_an_op_paddle_has_no_kernel_for_is_unsupported_not_an_error(capsys) -> None:
+    """Paddle 3.3.1's CPU build has no rms_norm kernel at all (not only none for a dtype): the gate and the
+    bench table say it cannot run here, and only --strict fails them."""
+    pytest.importorskip("paddle")
+    if paddle_cpu_has_rms_norm():
+        pytest.skip("this Paddle build has a CPU rms_norm kernel")
+    assert accuracy(RMS_NORM) == 0
+    assert capsys.readouterr().out.rstrip().endswith("1 of 1 cases not compared: 1 unsupported.")
+    assert accuracy(RMS_NORM, "--strict") == 1
+    bench = ["bench", RMS_NORM, "--providers", "paddle,torch", "--device", "cpu", "--budget", "5", "--no-progress"]
+    assert main(bench) == 0
+    captured = capsys.readouterr()
+    assert "Failed" not in captured.out and "n/a" in captured.err
+    assert main([*bench, "--strict"]) == 1
 
 
 def test_a_call_that_does_not_bind_is_refused_before_running(tmp_path: Path, capsys) -> None:

@@ -150,6 +150,9 @@ def test_error_outcome_of_mapping_exceptions() -> None:
     assert oc.error_outcome(RuntimeError('"addmm" not implemented for \'Half\''), "torch") == oc.UNSUPPORTED
     assert oc.error_outcome(RuntimeError("(NotFound) The kernel with key (CPU) of kernel `x` is not registered."),
                             "paddle") == oc.UNSUPPORTED
+    assert oc.error_outcome(RuntimeError("(NotFound) The kernel `rms_norm` is not registered.\n  [Hint: ...]"),
+                            "paddle") == oc.UNSUPPORTED  # no kernel for the op at all on this device
+    assert oc.error_outcome(RuntimeError("(NotFound) The kernel `x` was registered twice"), "paddle") == oc.PADDLE_ERROR
     assert oc.error_outcome(RuntimeError("(NotFound) no such file"), "paddle") == oc.PADDLE_ERROR
 
 
