@@ -19,8 +19,9 @@ larger: the reference's error is a measurement of what this op costs in this dty
 gradient chains several rounded operations), and a subject as close as the reference never
 fails. The number of terms is the larger of the float64 result on inputs of ones when that
 is a whole number (the count, for sums and matrix products) and the ratio of the largest
-tensor of the case to this one (for a reduced gradient). Non-finite truths are judged by
-equality with the reference.
+tensor of the case to this one (for a reduced gradient), times the row a normalization's
+statistics sum (:mod:`accuracy.row_terms`). Non-finite truths are judged by equality with
+the reference.
 
 Only dtypes narrower than float64 are judged this way (:data:`JUDGED`); float64 outputs have
 no more precise truth and keep the per-dtype tolerance.

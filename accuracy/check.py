@@ -22,6 +22,7 @@ from accuracy.bound import FLOOR, JUDGED, UNIT, count_terms, judge, terms_from_s
 from accuracy.compare import Comparison, Figures, device_figures_batch, host_figures
 from accuracy.gpu_cache import DeviceCache
 from accuracy.plugins import get_side
+from accuracy.row_terms import row_terms
 from accuracy.stages import StageTimer
 from accuracy.tolerances import Tolerance, Tolerances, build
 from opbench import inputs as inputs_mod
@@ -332,8 +333,9 @@ class _CaseRun:
         """Decide the outputs that differ by more than a unit with the float64 bound (:mod:`accuracy.bound`).
 
         The reference reruns in float64 three times on the same values: as they are (the truth),
-        in absolute value (each element's magnitude) and as ones (how many terms it sums). If
-        the float64 rerun fails, those outputs are judged by the per-dtype tolerance instead.
+        in absolute value (each element's magnitude) and as ones (how many terms it sums; times
+        the row a normalization's statistics sum, :mod:`accuracy.row_terms`). If the float64
+        rerun fails, those outputs are judged by the per-dtype tolerance instead.
         """
         todo = [(c, s, r, kind, i) for c, s, r, kind, i in self.pairs if c.passed is False and c.judge]
         rb, sb = self.R.backend, self.S.backend
@@ -349,6 +351,7 @@ class _CaseRun:
                 c.note = f"float64 rerun failed ({oc.error_text(e, 200)}); judged by the per-dtype tolerance"
             return
         largest = max((t.spec.numel for t in self._tensor_inputs()), default=1)
+        row = row_terms(self.case)  # a normalization's row, which the run on ones cannot count
         for c, s, r, kind, i in todo:
             truth, magnitude, ones = (runs[how][0 if kind == "out" else 1] for how in ("truth", "abs", "ones"))
             t = truth[i] if i < len(truth) else None
@@ -357,7 +360,7 @@ class _CaseRun:
                 continue
             m = magnitude[i] if i < len(magnitude) else None
             n = ones[i] if i < len(ones) and ones[i] is not None and np.shape(ones[i]) == np.shape(t) else 1.0
-            terms = np.maximum(count_terms(n), terms_from_sizes(c.numel, largest))
+            terms = np.maximum(count_terms(n), terms_from_sizes(c.numel, largest)) * row
             v = judge(sb.to_numpy(s), rb.to_numpy(r), t, m, terms, c.dtype, backward=kind == "grad")
             c.passed, c.mismatches = v.passed, v.mismatches
             c.first_index = list(v.first_index) if v.first_index is not None else None
