@@ -2,15 +2,20 @@
 
     python docs/accuracy/verdicts.py --device cpu      # and --device gpu on the GPU host
 
-(a) False failures: our custom ops (``torch-ops``) against ``torch`` on the lerp suite and
-on 200 generated lerp cases (broadcast patterns, scalar and tensor weights, four float
-dtypes), and ``torch`` against ``torch`` on the core suite; every case must pass.
+(a) False failures: our custom ops (``torch-ops``) against ``torch`` on the lerp suite, on
+200 generated lerp cases (broadcast patterns, scalar and tensor weights, four float dtypes),
+on the rms_norm and layer_norm suites and on 100 generated norm cases (rows of 1-65,536
+elements, odd lengths, with and without weight and bias, four float dtypes), and ``torch``
+against ``torch`` on the core suite and the generated cases; every case must pass (or not
+apply here: ``mapping_missing``, ``unsupported``).
 (b) Planted defects (:mod:`accuracy.planted`), each on at least 30 generated cases where it
 applies: a relative bias of 4 units of the dtype in every output (element-wise ops), one
-term dropped from a reduction, a broadcast gradient summed over the wrong axis, float32
-results rounded through bfloat16. Each must be caught (``accuracy_fail``) in 99% of cases.
-With Paddle installed, ``paddle.divide(Tensor([128, 256]), Tensor([256]))`` is checked too
-(a 128-term reduced gradient the old 1e-5 tolerance failed), and its figures are printed.
+term dropped from a reduction or a normalization's row, a broadcast gradient summed over the
+wrong axis, float32 results rounded through bfloat16. Each must be caught (``accuracy_fail``)
+in 99% of cases.
+With Paddle installed, Paddle's and our ops' Paddle binding (``paddle-ops``) against ``torch``
+on the core and norm suites, and ``paddle.divide(Tensor([128, 256]), Tensor([256]))`` (a
+128-term reduced gradient the old 1e-5 tolerance failed), whose figures are printed.
 """
 
 from __future__ import annotations
@@ -61,6 +66,25 @@ def lerp_cases(n: int, seed: int, max_numel: int) -> list[str]:
     return out
 
 
+def norm_cases(n: int, seed: int, max_numel: int) -> list[str]:
+    """Seeded rms_norm and layer_norm cases: 1-64 rows of 1-65,536 elements (odd lengths among them), weight
+    and bias in the input dtype, float32 or absent, all float dtypes."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    while len(out) < n:
+        cols = rng.choice([1, 7, 64, 127, 768, 1000, 4096, 5121, 16384, 65536])
+        rows = max(1, min(rng.choice([1, 3, 16, 64]), max_numel // cols))
+        dtype = rng.choice(FLOATS)
+        x, pdtype = _t([rows, cols], dtype), rng.choice([dtype, "float32", None])
+        p = _t([cols], pdtype) if pdtype else "None"
+        if rng.random() < 0.5:
+            out.append(f"paddle.nn.functional.rms_norm({x}, [{cols}], {p}, 1e-06, )")
+        else:
+            b = _t([cols], pdtype) if pdtype and rng.random() < 0.7 else "None"
+            out.append(f"paddle.nn.functional.layer_norm({x}, [{cols}], {p}, {b}, 1e-05, )")
+    return out
+
+
 def _numel(shape: list[int]) -> int:
     n = 1
     for d in shape:
@@ -73,6 +97,8 @@ ELEMENTWISE = ("paddle.exp({x}, )", "paddle.sin({x}, )", "paddle.tanh({x}, )", "
                "paddle.lerp({x}, {y}, 0.3, )", "paddle.square({x}, )", "paddle.nn.functional.silu({x}, )")
 REDUCTIONS = ("paddle.sum({x}, axis=-1, )", "paddle.mean({x}, axis=0, )", "paddle.sum({x}, )",
               "paddle.matmul({x}, {x}, )", "paddle.logsumexp({x}, axis=-1, )", "paddle.cumsum({x}, axis=1, )")
+NORMS = ("paddle.nn.functional.layer_norm({x}, [{n}], )", "paddle.nn.functional.rms_norm({x}, [{n}], )",
+         "paddle.nn.functional.softmax({x}, axis=-1, )")
 BROADCAST = ("paddle.add({x}, {v}, )", "paddle.subtract({x}, {v}, )", "paddle.multiply({x}, {v}, )",
              "paddle.divide({x}, {v}, )", "paddle.maximum({x}, {v}, )", "paddle.lerp({x}, {v}, 0.4, )")
 
@@ -90,6 +116,9 @@ def planted_cases(defect: str, rng: random.Random) -> list[str]:
             for n in (8, 16, 32, 64, 128, 256):
                 shape = [n, n] if "matmul" in op else [rng.choice([4, 9, 16]), n]
                 out.append(op.format(x=_t(shape, "float32")))
+        for op in NORMS:  # their rows' terms (accuracy.row_terms) do not hide a term left out
+            for n in (64, 768, 4096, 65536):
+                out.append(op.format(x=_t([rng.choice([2, 4, 9]), n], "float32"), n=n))
     elif defect == "planted-axis":
         for op in BROADCAST:
             for n, dtype in ((8, "float32"), (16, "float32"), (32, "float16"), (64, "float32"), (128, "bfloat16"),
@@ -103,6 +132,9 @@ def planted_cases(defect: str, rng: random.Random) -> list[str]:
         for op in ELEMENTWISE + ELEMENTWISE:
             shape = [rng.choice([5, 64, 130]), rng.choice([3, 48, 77])]
             out.append(op.format(x=_t(shape, "float32"), y=_t(shape, "float32")))
+        for op in NORMS:
+            for n in (64, 1000, 16384):
+                out.append(op.format(x=_t([rng.choice([2, 4, 9]), n], "float32"), n=n))
     return out
 
 
@@ -127,15 +159,22 @@ def main() -> int:
     max_numel = 1 << 20 if device == "cpu" else 1 << 24
     t0 = time.time()
 
-    suite = [c for c in resolve(["lerp"]).cases
-             if sum(t.numel for t in c.tensors()) <= 4 * max_numel * (4 if device == "gpu" else 1)]
+    def fits(c: Case) -> bool:
+        return sum(t.numel for t in c.tensors()) <= 4 * max_numel * (4 if device == "gpu" else 1)
+
+    suite = [c for c in resolve(["lerp"]).cases if fits(c)]
+    norms = [c for c in resolve(["rms_norm", "layer_norm"]).cases if fits(c)]
     core = resolve(["core"]).cases
     generated = lerp_cases(200, args.seed, max_numel)
+    generated_norms = norm_cases(100, args.seed, max_numel)
     false_parts = [
         ("torch-ops vs torch, lerp suite", run(suite, "torch-ops", "torch", device)),
         ("torch-ops vs torch, 200 generated lerp cases", run(generated, "torch-ops", "torch", device)),
+        ("torch-ops vs torch, rms_norm and layer_norm suites", run(norms, "torch-ops", "torch", device)),
+        ("torch-ops vs torch, 100 generated norm cases", run(generated_norms, "torch-ops", "torch", device)),
         ("torch vs torch, core suite", run(core, "torch", "torch", device)),
         ("torch vs torch, 200 generated lerp cases", run(generated, "torch", "torch", device)),
+        ("torch vs torch, 100 generated norm cases", run(generated_norms, "torch", "torch", device)),
     ]
     rng = random.Random(args.seed)
     planted = [(d, run(planted_cases(d, rng), d, "torch", device))
@@ -146,6 +185,9 @@ def main() -> int:
 
         if device == "cpu":
             extra.append(("paddle vs torch, core suite", run(core, "paddle", "torch", device)))
+            extra.append(("paddle vs torch, rms_norm and layer_norm suites", run(norms, "paddle", "torch", device)))
+            extra.append(("paddle-ops vs torch, rms_norm and layer_norm suites",
+                          run(norms, "paddle-ops", "torch", device)))
             extra.append(("paddle vs torch, the divide case",
                           run(['paddle.divide(Tensor([128, 256],"float32"), Tensor([256],"float32"), )'],
                               "paddle", "torch", device)))
@@ -161,13 +203,13 @@ def main() -> int:
     lines = [f"# Accuracy verdicts: false failures and planted defects ({device})", "",
              f"Produced by `docs/accuracy/verdicts.py --device {device}` on {datetime.date.today().isoformat()}, "
              f"commit `{commit}`, GPU: {gpu}, torch {torch.__version__}; {time.time() - t0:.0f} s.", "",
-             "## (a) False failures: every case must pass (or not apply: `mapping_missing` for torch-ops)", "",
+             "## (a) False failures: every case must pass (or not apply here: `mapping_missing`, `unsupported`)", "",
              f"Suite cases whose inputs hold at most {4 * max_numel * (4 if device == 'gpu' else 1):,} elements; "
              f"generated cases at most {max_numel:,} per tensor.", "",
              tabulate([_rows(r, label) for label, r in false_parts + extra],
                       headers=("run", "cases", "pass", "outcomes"), tablefmt="github"), ""]
     for label, recs in false_parts + extra:
-        bad = [r for r in recs if r["outcome"] not in ("pass", "mapping_missing")]
+        bad = [r for r in recs if r["outcome"] not in ("pass", "mapping_missing", "unsupported")]
         for r in bad:
             lines.append(f"- {label}: `{r['config']}` **{r['outcome']}** {r.get('failed', r.get('error', ''))}")
     if extra:
