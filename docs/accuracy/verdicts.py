@@ -68,14 +68,16 @@ def lerp_cases(n: int, seed: int, max_numel: int) -> list[str]:
 
 def norm_cases(n: int, seed: int, max_numel: int) -> list[str]:
     """Seeded rms_norm and layer_norm cases: 1-64 rows of 1-65,536 elements (odd lengths among them), weight
-    and bias in the input dtype, float32 or absent, all float dtypes."""
+    and bias in the input dtype, in float32 beside a 16-bit input, or absent; all float dtypes."""
     rng = random.Random(seed)
     out: list[str] = []
     while len(out) < n:
         cols = rng.choice([1, 7, 64, 127, 768, 1000, 4096, 5121, 16384, 65536])
         rows = max(1, min(rng.choice([1, 3, 16, 64]), max_numel // cols))
         dtype = rng.choice(FLOATS)
-        x, pdtype = _t([rows, cols], dtype), rng.choice([dtype, "float32", None])
+        # parameters in the input dtype, absent, or float32 beside a 16-bit input (as PyTorch takes them)
+        x, pdtype = _t([rows, cols], dtype), rng.choice([dtype, None, "float32" if dtype in ("float16", "bfloat16")
+                                                          else dtype])
         p = _t([cols], pdtype) if pdtype else "None"
         if rng.random() < 0.5:
             out.append(f"paddle.nn.functional.rms_norm({x}, [{cols}], {p}, 1e-06, )")
@@ -163,7 +165,7 @@ def main() -> int:
         return sum(t.numel for t in c.tensors()) <= 4 * max_numel * (4 if device == "gpu" else 1)
 
     suite = [c for c in resolve(["lerp"]).cases if fits(c)]
-    norms = [c for c in resolve(["rms_norm", "layer_norm"]).cases if fits(c)]
+    norms = [c for c in resolve(["rms_norm", "layer_norm"], device=device).cases if fits(c)]  # the device's sizes
     core = resolve(["core"]).cases
     generated = lerp_cases(200, args.seed, max_numel)
     generated_norms = norm_cases(100, args.seed, max_numel)
