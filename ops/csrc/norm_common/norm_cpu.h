@@ -45,19 +45,20 @@ inline float lane_sum(int64_t n, F&& f) {
 // a row statistic stay in registers.
 typedef float lanes8_t __attribute__((vector_size(8 * sizeof(float))));
 
-// Elements whose mean is row_moments' shift: about an eighth of the row's spread from its mean.
-constexpr int64_t kShiftTerms = 64;
+// The mean of x[0, 8), its adds in a tree: the row's sums wait for it, so its latency is paid once a row.
+inline float shift_of(const float* __restrict__ x) {
+  lanes8_t h;
+  std::memcpy(&h, x, sizeof h);
+  return (((h[0] + h[4]) + (h[2] + h[6])) + ((h[1] + h[5]) + (h[3] + h[7]))) * 0.125f;
+}
 
 // Mean and variance of a row in one pass over memory: sums of x - k and (x - k)^2 with k the mean of the
-// row's first kShiftTerms elements, in 16 lanes added in lane order. The variance is the difference of the
-// two sums' terms, which loses to cancellation as much as (mean - k)^2 / var: with k the first element
-// alone, a row of a standard normal drawn far from its mean lost up to 10 units of float32 against
-// float64 over 65,536 elements (PyTorch's 1).
+// row's first 8 elements (its first element in a shorter row), in 16 lanes added in lane order. The
+// variance is the difference of the two sums' terms, which loses to cancellation as much as
+// (mean - k)^2 / var, about 1/8 here: with k the first element alone, rows of a standard normal lost up
+// to 10 units of float32 against float64 (PyTorch's 1).
 inline void row_moments(const float* __restrict__ x, int64_t n, float inv_n, float* mean, float* var) {
-  const int64_t m = std::min(n, kShiftTerms);
-  float k = 0.f;
-  for (int64_t j = 0; j < m; ++j) k += x[j];
-  k /= static_cast<float>(m);
+  const float k = n >= 8 ? shift_of(x) : x[0];
   lanes8_t a0 = {}, a1 = {}, q0 = {}, q1 = {};
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
