@@ -47,23 +47,27 @@ def trailing(param: str) -> Rule:
     return rule
 
 
+def _at_axis(bound: Mapping[str, Any], axis_param: str, x: str) -> tuple[tuple[int, ...], int] | None:
+    """The input's shape and the axis the parameter names, when it is one of the input's."""
+    shape, axis = _shape(bound, x), bound.get(axis_param)
+    if not shape or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+        return None
+    return shape, axis % len(shape)
+
+
 def along(axis_param: str, x: str = "x") -> Rule:
     """Rows along one axis of the input (softmax's ``axis``)."""
     def rule(bound: Mapping[str, Any]) -> int | None:
-        shape, axis = _shape(bound, x), bound.get(axis_param)
-        if not shape or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
-            return None
-        return shape[axis]
+        at = _at_axis(bound, axis_param, x)
+        return at[0][at[1]] if at else None
     return rule
 
 
 def from_axis(axis_param: str, x: str = "x") -> Rule:
     """Rows of the input's dims from one axis on (the fused norms' ``begin_norm_axis``)."""
     def rule(bound: Mapping[str, Any]) -> int | None:
-        shape, axis = _shape(bound, x), bound.get(axis_param)
-        if not shape or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
-            return None
-        return math.prod(shape[axis:])
+        at = _at_axis(bound, axis_param, x)
+        return math.prod(at[0][at[1]:]) if at else None
     return rule
 
 
