@@ -65,7 +65,7 @@ def draw(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: An
     A domain whose context is missing (the referred argument is not a tensor of known
     shape) is drawn as a plain uniform one.
     """
-    kind = domain.kind if context is not None or domain.kind in ("uniform", "sorted", "spd") else "uniform"
+    kind = domain.kind if context is not None or domain.kind in ("uniform", "sorted", "distinct", "spd") else "uniform"
     if kind in ("index", "bound"):
         size = max(int(context), 1)
         if domain.distinct and spec.numel <= size:
@@ -114,6 +114,26 @@ def _round(values: np.ndarray, dtype: str) -> np.ndarray:
 def _sorted_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any = None) -> np.ndarray:
     values = _uniform_values(spec, domain, rng)
     return np.sort(values, axis=-1) if values.ndim else values
+
+
+def _distinct_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any = None) -> np.ndarray:
+    """Floats in [low, high) that never repeat: float32/float64 a shuffled even grid (distinct while the grid's step
+    is wider than the dtype's spacing, up to 2^22 float32 values in [-1, 1)), float16/bfloat16 a draw without
+    replacement from every value the dtype has there (about 30,000 in [-1, 1)); past that, uniform values."""
+    if spec.dtype not in FLOAT_DTYPES or spec.numel <= 1:
+        return _uniform_values(spec, domain, rng)
+    n, low, high = spec.numel, domain.low, domain.high
+    if spec.dtype in ("float32", "float64"):
+        grid = low + (high - low) * (rng.permutation(n) + 0.5) / n
+        return grid.astype(spec.dtype).reshape(spec.shape)
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    values = every.view(np.float16).astype(np.float32) if spec.dtype == "float16" else \
+        (every.astype(np.uint32) << 16).view(np.float32)
+    values = values[np.isfinite(values) & (values >= low) & (values < high)]
+    values = np.unique(values)  # +0 and -0 once
+    if values.size < n:
+        return _uniform_values(spec, domain, rng)
+    return _round(rng.choice(values, size=n, replace=False).reshape(spec.shape), spec.dtype)
 
 
 def _spd_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any = None) -> np.ndarray:
@@ -200,6 +220,7 @@ def _boxes_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, co
 _DRAW = {
     "uniform": _uniform_values,
     "sorted": _sorted_values,
+    "distinct": _distinct_values,
     "spd": _spd_values,
     "shape": _shape_values,
     "broadcast": _broadcast_values,

@@ -143,6 +143,27 @@ def test_value_domains_sorted_spd_bound():
     assert b.min() >= 0 and b.max() < 7
 
 
+@pytest.mark.parametrize(("shape", "dtype", "distinct"), [
+    ((1, 50304), "float32", True),  # a uniform draw ties about 150 times here
+    ((4, 4096), "float64", True),
+    ((2, 300), "bfloat16", True),
+    ((8, 2000), "float16", True),
+    ((40000,), "bfloat16", False),  # more than the ~32,000 bfloat16 values in [-1, 1): ties cannot be avoided
+])
+def test_distinct_values_do_not_repeat_where_the_dtype_holds_them(shape, dtype, distinct) -> None:
+    from opbench.domains import DISTINCT
+
+    v = _draw(DISTINCT, shape, dtype, None).astype(np.float64)
+    assert v.shape == shape and v.min() >= -1 and v.max() <= 1  # a 16-bit rounding may reach 1
+    assert (np.unique(v).size == v.size) == distinct
+    assert np.array_equal(v, _draw(DISTINCT, shape, dtype, None).astype(np.float64))  # seeded
+
+
+def test_sorting_ops_draw_distinct_values() -> None:
+    x, = inputs.generate(parse_line('paddle.argsort(Tensor([1, 50304],"float32"), descending=True, )'), 0)
+    assert np.unique(x).size == x.size
+
+
 def test_integer_tensors_get_a_domain_by_parameter_name():
     x, shape = inputs.generate(parse_line('paddle.reshape(Tensor([6, 10],"float32"), Tensor([3],"int64"), )'), 0)
     assert np.prod(shape) == 60

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opbench.domains import SORTED, Domain
+from opbench.domains import DISTINCT, SORTED, Domain
 from opbench.mapping.converters import reduction as cv
 from opbench.mapping.spec import ApiMapping as M
 
@@ -14,8 +14,8 @@ _BINS = Domain(low=0.0, high=8.0)
 ENTRIES: list[M] = [
     M("paddle.sum", convert=cv.reduce_sum, benchmark_op="sum"),
     M("paddle.mean", convert=cv.mean, benchmark_op="mean"),
-    M("paddle.max", convert=cv.reduce_max, benchmark_op="max"),
-    M("paddle.min", convert=cv.reduce_min, benchmark_op="min"),
+    M("paddle.max", convert=cv.reduce_max, domains={"x": DISTINCT}, benchmark_op="max"),
+    M("paddle.min", convert=cv.reduce_min, domains={"x": DISTINCT}, benchmark_op="min"),
     M("paddle.amax", convert=cv.amax),
     M("paddle.amin", convert=cv.amin),
     M("paddle.prod", convert=cv.prod, benchmark_op="prod"),
@@ -35,14 +35,14 @@ ENTRIES: list[M] = [
     M("paddle.cumsum", convert=cv.cumsum, benchmark_op="cumsum"),
     M("paddle.cumprod", convert=cv.cumprod),
     M("paddle.logcumsumexp", convert=cv.logcumsumexp),
-    M("paddle.cummax", convert=cv.cummax),
-    M("paddle.cummin", convert=cv.cummin),
-    M("paddle.argmax", convert=cv.argmax, benchmark_op="argmax"),
-    M("paddle.argmin", convert=cv.argmin, benchmark_op="argmin"),
-    M("paddle.topk", convert=cv.topk, domains={"k": _COUNT}, benchmark_op="topk"),
-    M("paddle.sort", convert=cv.sort),
-    M("paddle.argsort", convert=cv.argsort, benchmark_op="argsort"),
-    M("paddle.kthvalue", convert=cv.kthvalue),
+    M("paddle.cummax", convert=cv.cummax, domains={"x": DISTINCT}),
+    M("paddle.cummin", convert=cv.cummin, domains={"x": DISTINCT}),
+    M("paddle.argmax", convert=cv.argmax, domains={"x": DISTINCT}, benchmark_op="argmax"),
+    M("paddle.argmin", convert=cv.argmin, domains={"x": DISTINCT}, benchmark_op="argmin"),
+    M("paddle.topk", convert=cv.topk, domains={"x": DISTINCT, "k": _COUNT}, benchmark_op="topk"),
+    M("paddle.sort", convert=cv.sort, domains={"x": DISTINCT}),
+    M("paddle.argsort", convert=cv.argsort, domains={"x": DISTINCT}, benchmark_op="argsort"),
+    M("paddle.kthvalue", convert=cv.kthvalue, domains={"x": DISTINCT}),
     M("paddle.mode", convert=cv.mode),
     M("paddle.nonzero", convert=cv.nonzero),
     M("paddle.masked_select", convert=cv.masked_select, nondiff=("mask",)),
