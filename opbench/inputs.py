@@ -10,6 +10,7 @@ frameworks' own casts are exact.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from opbench.cases import COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES, Case, TensorSpec
-from opbench.domains import BY_NAME, DEFAULT, Domain
+from opbench.domains import BY_NAME, DEFAULT, SELF_CONTAINED, Domain
 
 # Integers: PaddleAPITest draws in ±65535; a narrower range keeps sums and
 # products of int tensors exact in float64 references.
@@ -65,7 +66,7 @@ def draw(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: An
     A domain whose context is missing (the referred argument is not a tensor of known
     shape) is drawn as a plain uniform one.
     """
-    kind = domain.kind if context is not None or domain.kind in ("uniform", "sorted", "distinct", "spd") else "uniform"
+    kind = domain.kind if context is not None or domain.kind in SELF_CONTAINED else "uniform"
     if kind in ("index", "bound"):
         size = max(int(context), 1)
         if domain.distinct and spec.numel <= size:
@@ -116,6 +117,17 @@ def _sorted_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, c
     return np.sort(values, axis=-1) if values.ndim else values
 
 
+@functools.cache
+def _values_of(dtype: str) -> np.ndarray:
+    """Every finite value of a 16-bit float dtype, as float32, sorted, zero once."""
+    bits = np.arange(1 << 16, dtype=np.uint32)
+    values = bits.astype(np.uint16).view(np.float16).astype(np.float32) if dtype == "float16" else \
+        (bits << 16).view(np.float32)
+    values = np.unique(values[np.isfinite(values)])  # +0 and -0 once
+    values.flags.writeable = False
+    return values
+
+
 def _distinct_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any = None) -> np.ndarray:
     """Floats in [low, high) that never repeat: float32/float64 a shuffled even grid (distinct while the grid's step
     is wider than the dtype's spacing, up to 2^22 float32 values in [-1, 1)), float16/bfloat16 a draw without
@@ -126,11 +138,8 @@ def _distinct_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator,
     if spec.dtype in ("float32", "float64"):
         grid = low + (high - low) * (rng.permutation(n) + 0.5) / n
         return grid.astype(spec.dtype).reshape(spec.shape)
-    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
-    values = every.view(np.float16).astype(np.float32) if spec.dtype == "float16" else \
-        (every.astype(np.uint32) << 16).view(np.float32)
-    values = values[np.isfinite(values) & (values >= low) & (values < high)]
-    values = np.unique(values)  # +0 and -0 once
+    values = _values_of(spec.dtype)
+    values = values[(values >= low) & (values < high)]
     if values.size < n:
         return _uniform_values(spec, domain, rng)
     return _round(rng.choice(values, size=n, replace=False).reshape(spec.shape), spec.dtype)
