@@ -49,8 +49,9 @@ class Domain:
     ``of`` names the parameter the values refer to (the tensor indexed, reshaped,
     reduced, or the int bounding them); the axis is the value of parameter
     ``axis_param`` when the call gives an int there, else ``axis``. ``distinct`` indices
-    never repeat while the tensor holds no more of them than the axis has (a scatter that
-    overwrites, where a repeat makes the result depend on which write lands last).
+    never repeat in the tensor while it holds no more of them than the axis has, else in each
+    of its slices along that axis while a slice holds no more (a scatter that overwrites, where
+    a repeat makes the result, or which value gets the gradient, depend on which write lands last).
     """
 
     low: float = DEFAULT_LOW

@@ -68,12 +68,38 @@ def draw(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: An
     """
     kind = domain.kind if context is not None or domain.kind in SELF_CONTAINED else "uniform"
     if kind in ("index", "bound"):
-        size = max(int(context), 1)
-        if domain.distinct and spec.numel <= size:
-            return rng.permutation(size)[: spec.numel].reshape(spec.shape).astype(spec.dtype)
+        size, axis = context if isinstance(context, tuple) else (context, None)
+        size = max(int(size), 1)
+        if domain.distinct:
+            values = _distinct_indices(spec, size, axis, rng)
+            if values is not None:
+                return values
         return rng.integers(0, size, size=spec.shape).astype(spec.dtype)
     values = _DRAW[kind](spec, domain, rng, context)
     return np.asarray(values).astype(host_dtype(spec.dtype), copy=False) if kind in _INT_KINDS else values
+
+
+#: The most random keys :func:`_distinct_indices` sorts to draw each slice's indices without repeats.
+DISTINCT_INDEX_KEYS = 1 << 24
+
+
+def _distinct_indices(spec: TensorSpec, size: int, axis: int | None, rng: np.random.Generator) -> np.ndarray | None:
+    """Indices in [0, size) that never repeat: over the whole tensor where it holds at most ``size`` of
+    them, else within each slice along ``axis`` (a scatter along an axis, ``put_along_axis``) where a
+    slice holds at most ``size``; None where repeats cannot be avoided (or would cost more than
+    :data:`DISTINCT_INDEX_KEYS` keys to avoid)."""
+    if spec.numel <= size:
+        return rng.permutation(size)[: spec.numel].reshape(spec.shape).astype(spec.dtype)
+    if axis is None or not spec.shape:
+        return None
+    axis %= len(spec.shape)
+    extent = spec.shape[axis]
+    rest = spec.shape[:axis] + spec.shape[axis + 1:]
+    slices = spec.numel // max(extent, 1)
+    if extent > size or slices * size > DISTINCT_INDEX_KEYS:
+        return None
+    picks = rng.random((slices, size)).argsort(axis=1)[:, :extent].reshape(*rest, extent)
+    return np.moveaxis(picks, -1, axis).astype(spec.dtype)
 
 
 def _uniform_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any = None) -> np.ndarray:
@@ -435,4 +461,5 @@ def _context(domain: Domain, bound: dict[str, Any]) -> Any:
     axis = bound.get(domain.axis_param, domain.axis) if domain.axis_param else domain.axis
     if not isinstance(axis, int) or isinstance(axis, bool):
         axis = domain.axis
-    return target.shape[axis % len(target.shape)]
+    size = target.shape[axis % len(target.shape)]
+    return (size, axis) if domain.distinct else size

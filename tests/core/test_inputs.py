@@ -164,6 +164,31 @@ def test_sorting_ops_draw_distinct_values() -> None:
     assert np.unique(x).size == x.size
 
 
+@pytest.mark.parametrize(("shape", "axis", "size", "distinct"), [
+    ((10, 799), 1, 8000, True),  # 7,990 indices: no repeat anywhere
+    ((10, 3000), 1, 8000, True),  # 30,000 > 8,000: no repeat within a row
+    ((3000, 10), 0, 8000, True),  # the same along the first axis
+    ((4, 2), 0, 2, False),  # 4 indices into 2 positions a column: repeats cannot be avoided
+])
+def test_distinct_indices_do_not_repeat_along_their_axis(shape, axis, size, distinct) -> None:
+    from opbench.domains import index_into
+
+    domain = index_into("arr", distinct=True)
+    v = _draw(domain, shape, "int64", (size, axis))
+    assert v.shape == shape and v.min() >= 0 and v.max() < size
+    slices = np.moveaxis(v, axis, -1).reshape(-1, shape[axis])
+    assert all(np.unique(s).size == s.size for s in slices) == distinct
+    assert np.array_equal(v, _draw(domain, shape, "int64", (size, axis)))  # seeded
+
+
+def test_put_along_axis_draws_indices_without_repeats_in_a_row() -> None:
+    """A repeated index makes which value lands, and which one gets the gradient, framework-defined."""
+    line = ('paddle.put_along_axis(Tensor([10, 8000],"float32"), Tensor([10, 3000],"int64"), '
+            'Tensor([10, 3000],"float32"), 1, )')
+    _, indices, _ = inputs.generate(parse_line(line), 0)
+    assert all(np.unique(row).size == row.size for row in indices)
+
+
 def test_integer_tensors_get_a_domain_by_parameter_name():
     x, shape = inputs.generate(parse_line('paddle.reshape(Tensor([6, 10],"float32"), Tensor([3],"int64"), )'), 0)
     assert np.prod(shape) == 60

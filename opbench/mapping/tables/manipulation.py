@@ -76,7 +76,7 @@ ENTRIES: list[M] = [
       nondiff=("index",), benchmark_op="index_sample"),
     M("paddle.take_along_axis", convert=cv.take_along_axis, domains={"indices": index_into("arr")},
       nondiff=("indices",)),
-    M("paddle.put_along_axis", convert=cv.put_along_axis, domains={"indices": index_into("arr")},
+    M("paddle.put_along_axis", convert=cv.put_along_axis, domains={"indices": index_into("arr", distinct=True)},
       nondiff=("indices",)),
     M("paddle.index_put", convert=cv.index_put, domains={"indices": index_into("x", axis_param=None)},
       nondiff=("indices",)),
