@@ -1,9 +1,10 @@
 """Terms of the reductions inside ops whose outputs keep the reduced dims, for the float64 bound.
 
 A normalization's statistics (layer_norm's mean and variance over its normalized dims, rms_norm's
-mean square) and softmax's sum along its axis round every element of an output of the input's
-shape, and their gradients sum along the same rows. The float64 run on ones that counts a sum's
-terms cannot count these (layer_norm of ones is zero, softmax's 1/n is no count), so without this
+mean square), softmax's sum along its axis and logcumsumexp's running sum round every element of an
+output of the input's shape, and their gradients sum along the same rows. The float64 run on ones
+that counts a sum's terms cannot count these (layer_norm of ones is zero, softmax's 1/n and
+logcumsumexp's 1 + log(k) are no counts), so without this
 table a float32 layer_norm over 65,536 elements would be allowed the rounding of one operation.
 :mod:`accuracy.bound` allows ``log2`` of an element's terms; the checker multiplies the terms it
 counts by the row's here, since an element that sums normalized values passes through both trees.
@@ -63,6 +64,17 @@ def along(axis_param: str, x: str = "x") -> Rule:
     return rule
 
 
+def scan(axis_param: str, x: str = "x") -> Rule:
+    """A running sum's rows: along its axis, or the whole flattened input where no axis is given (logcumsumexp's)."""
+    def rule(bound: Mapping[str, Any]) -> int | None:
+        if bound.get(axis_param) is None:
+            shape = _shape(bound, x)
+            return math.prod(shape) if shape is not None else None
+        at = _at_axis(bound, axis_param, x)
+        return at[0][at[1]] if at else None
+    return rule
+
+
 def from_axis(axis_param: str, x: str = "x") -> Rule:
     """Rows of the input's dims from one axis on (the fused norms' ``begin_norm_axis``)."""
     def rule(bound: Mapping[str, Any]) -> int | None:
@@ -103,7 +115,7 @@ def batch_norm(bound: Mapping[str, Any]) -> int | None:
     return shape[0] * _spatial(shape, _channels_last(bound))
 
 
-#: The ops whose every output element is normalized by a reduction over a row of its input.
+#: The ops whose every output element is normalized by, or is, a reduction over a row of its input.
 ROW_TERMS: dict[str, Rule] = {
     F + "layer_norm": trailing("normalized_shape"),
     F + "rms_norm": trailing("normalized_shape"),
@@ -114,6 +126,8 @@ ROW_TERMS: dict[str, Rule] = {
     F + "instance_norm": instance_norm,
     F + "batch_norm": batch_norm,
     IF + "fused_rms_norm": from_axis("begin_norm_axis"),
+    "paddle.logcumsumexp": scan("axis"),
+    "paddle.Tensor.logcumsumexp": scan("axis"),
 }
 
 
