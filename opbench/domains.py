@@ -33,10 +33,11 @@ KINDS = (
     "distinct",  # floats in [low, high) that never repeat in the tensor, where its dtype holds that many
     "spd",  # symmetric positive-definite matrices (the last two dims)
     "boxes",  # [K, 4] boxes (x1, y1, x2, y2), x1 < x2 and y1 < y2, inside the image `of` ([N, C, H, W])
+    "plane_positions",  # each [N, C] plane's flat positions, a permutation of the plane's own (max_unpool's)
 )
 
 #: The kinds drawn from the domain alone; the others refer to another argument (`of`).
-SELF_CONTAINED = frozenset({"uniform", "sorted", "distinct", "spd"})
+SELF_CONTAINED = frozenset({"uniform", "sorted", "distinct", "spd", "plane_positions"})
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,10 @@ SORTED = Domain(kind="sorted")
 # selecting ops take values that do not repeat.
 DISTINCT = Domain(kind="distinct")
 SPD = Domain(kind="spd")
+# max_unpool's indices: where each input value lands in its output plane. Any position of a plane as large as
+# the input's is valid (the output's is at least that), and none may repeat in a plane: two values sent to one
+# position leave the kernel to pick which lands.
+PLANE_POSITIONS = Domain(kind="plane_positions")
 
 
 def index_into(param: str, axis_param: str | None = "axis", axis: int = 0, distinct: bool = False) -> Domain:

@@ -252,6 +252,14 @@ def _boxes_values(spec: TensorSpec, domain: Domain, rng: np.random.Generator, co
     return _round(boxes.astype("float64" if spec.dtype == "float64" else "float32"), spec.dtype)
 
 
+def _plane_positions(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: Any = None) -> np.ndarray:
+    """Each plane of the dims after the first two holds a permutation of its flat positions (no repeats)."""
+    if len(spec.shape) < 3 or spec.numel == 0:
+        return np.zeros(spec.shape, dtype=spec.dtype)
+    plane = int(np.prod(spec.shape[2:]))
+    return rng.random((spec.numel // plane, plane)).argsort(axis=1).reshape(spec.shape).astype(spec.dtype)
+
+
 _DRAW = {
     "uniform": _uniform_values,
     "sorted": _sorted_values,
@@ -263,8 +271,9 @@ _DRAW = {
     "permutation": _permutation_values,
     "sections": _sections_values,
     "boxes": _boxes_values,
+    "plane_positions": _plane_positions,
 }
-_INT_KINDS = frozenset({"shape", "broadcast", "axes", "permutation", "sections"})
+_INT_KINDS = frozenset({"shape", "broadcast", "axes", "permutation", "sections", "plane_positions"})
 
 
 def _uniform(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, domain: Domain) -> np.ndarray:

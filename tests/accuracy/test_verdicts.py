@@ -107,3 +107,12 @@ def test_a_scatter_along_an_axis_is_compared_without_repeated_indices() -> None:
     rec = _check('paddle.put_along_axis(Tensor([10, 8000],"float32"), Tensor([10, 799],"int64"), '
                  'Tensor([10, 799],"float32"), 1, )', "paddle")
     assert rec["outcome"] == oc.PASS, rec
+
+
+def test_max_unpool_is_compared_without_two_values_at_one_position() -> None:
+    """Indices drawn along the input's width repeated within a plane: which value landed there was the kernel's
+    choice, and Paddle's and PyTorch's differ (1.7e6 units apart on this config line)."""
+    pytest.importorskip("paddle")
+    rec = _check('paddle.nn.functional.max_unpool1d(Tensor([1, 3, 8],"float32"), Tensor([1, 3, 8],"int64"), '
+                 'kernel_size=2, stride=2, output_size=list[1,3,16,], )', "paddle")
+    assert rec["outcome"] == oc.PASS, rec

@@ -189,6 +189,25 @@ def test_put_along_axis_draws_indices_without_repeats_in_a_row() -> None:
     assert all(np.unique(row).size == row.size for row in indices)
 
 
+@pytest.mark.parametrize("shape", [(1, 3, 8), (2, 3, 4, 5), (1, 2, 3, 4, 5)])
+def test_plane_positions_are_a_permutation_of_each_plane(shape) -> None:
+    from opbench.domains import PLANE_POSITIONS
+
+    v = _draw(PLANE_POSITIONS, shape, "int64", None)
+    plane = int(np.prod(shape[2:]))
+    assert v.shape == shape and v.dtype == np.int64
+    assert all(np.array_equal(np.sort(p), np.arange(plane)) for p in v.reshape(-1, plane))
+    assert np.array_equal(v, _draw(PLANE_POSITIONS, shape, "int64", None))  # seeded
+
+
+def test_max_unpool_draws_no_position_twice_in_a_plane() -> None:
+    """Two values sent to one output position leave the kernel to pick which lands (PaddleAPITest's configs)."""
+    line = ('paddle.nn.functional.max_unpool1d(Tensor([1, 3, 8],"float32"), Tensor([1, 3, 8],"int64"), '
+            'kernel_size=2, stride=2, output_size=list[1,3,16,], )')
+    _, indices = inputs.generate(parse_line(line), 0)
+    assert all(np.unique(p).size == 8 for p in indices.reshape(3, 8))
+
+
 def test_integer_tensors_get_a_domain_by_parameter_name():
     x, shape = inputs.generate(parse_line('paddle.reshape(Tensor([6, 10],"float32"), Tensor([3],"int64"), )'), 0)
     assert np.prod(shape) == 60

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from opbench.domains import POSITIVE, Domain, index_into
+from opbench.domains import PLANE_POSITIONS, POSITIVE, Domain
 from opbench.mapping.converters import nn_conv_pool as cv
 from opbench.mapping.spec import ApiMapping as M
 
 F = "paddle.nn.functional."
 
 
-# max_unpool's indices: flat positions in each output plane; any below the input's width are valid.
-UNPOOL_INDEX = index_into("x", axis_param=None, axis=-1)
 # Sizes and paddings given as int tensors: small non-negative (sizes: positive) values.
 SMALL_PAD = Domain(low=0.0, high=2.0)
 SMALL_SIZE = Domain(low=1.0, high=8.0)
@@ -38,9 +36,9 @@ ENTRIES: list[M] = [
     M(F + "adaptive_max_pool1d", convert=cv.adaptive_max_pool1d),
     M(F + "adaptive_max_pool2d", convert=cv.adaptive_max_pool2d),
     M(F + "adaptive_max_pool3d", convert=cv.adaptive_max_pool3d),
-    M(F + "max_unpool1d", convert=cv.max_unpool1d, domains={"indices": UNPOOL_INDEX}, nondiff=("indices",)),
-    M(F + "max_unpool2d", convert=cv.max_unpool2d, domains={"indices": UNPOOL_INDEX}, nondiff=("indices",)),
-    M(F + "max_unpool3d", convert=cv.max_unpool3d, domains={"indices": UNPOOL_INDEX}, nondiff=("indices",)),
+    M(F + "max_unpool1d", convert=cv.max_unpool1d, domains={"indices": PLANE_POSITIONS}, nondiff=("indices",)),
+    M(F + "max_unpool2d", convert=cv.max_unpool2d, domains={"indices": PLANE_POSITIONS}, nondiff=("indices",)),
+    M(F + "max_unpool3d", convert=cv.max_unpool3d, domains={"indices": PLANE_POSITIONS}, nondiff=("indices",)),
     # resampling
     M(F + "interpolate", convert=cv.interpolate, domains={"size": SMALL_SIZE}, benchmark_op="interpolate"),
     M(F + "upsample", convert=cv.upsample, domains={"size": SMALL_SIZE}),
