@@ -66,12 +66,13 @@ def along(axis_param: str, x: str = "x") -> Rule:
 
 def scan(axis_param: str, x: str = "x") -> Rule:
     """A running sum's rows: along its axis, or the whole flattened input where no axis is given (logcumsumexp's)."""
+    by_axis = along(axis_param, x)
+
     def rule(bound: Mapping[str, Any]) -> int | None:
-        if bound.get(axis_param) is None:
-            shape = _shape(bound, x)
-            return math.prod(shape) if shape is not None else None
-        at = _at_axis(bound, axis_param, x)
-        return at[0][at[1]] if at else None
+        if bound.get(axis_param) is not None:
+            return by_axis(bound)
+        shape = _shape(bound, x)
+        return math.prod(shape) if shape is not None else None
     return rule
 
 

@@ -61,7 +61,8 @@ def draw(spec: TensorSpec, domain: Domain, rng: np.random.Generator, context: An
     """Values for one tensor from its domain.
 
     ``context`` is what the domain's kind needs from the rest of the call, worked out by
-    :func:`tensor_inputs`: the size to index into (``index``, ``bound``, ``sections``) or the
+    :func:`tensor_inputs`: the size to index into (``index``, ``bound``, ``sections``; a
+    ``distinct`` index gets ``(size, axis)``, the axis its slices run along) or the
     shape of the tensor referred to (``shape``, ``broadcast``, ``axes``, ``permutation``).
     A domain whose context is missing (the referred argument is not a tensor of known
     shape) is drawn as a plain uniform one.
