@@ -97,6 +97,8 @@ class Checker:
         except Exception as e:  # noqa: BLE001 - a bug of ours must not end the run; it is a crash
             rec.update(outcome=oc.CRASH, error=f"opbench internal error: {oc.error_text(e)}",
                        error_side="opbench")
+        if rec["outcome"] != oc.PASS and (known := _known_difference(case)):
+            rec["known"] = known  # the mapping documents this difference: the report says so beside the failure
         if self.cache is None and s.device == "gpu":
             with timer("bookkeeping"):
                 self.subject.backend.empty_cache()
@@ -419,6 +421,16 @@ def _mapping_flags(case: Case) -> tuple[bool, bool]:
     except (TypeError, KeyError, ValueError):
         random = bool(m.random)
     return random, m.backward
+
+
+def _known_difference(case: Case) -> str:
+    """The difference from PyTorch that the case's mapping entry documents (``known``), or ''."""
+    from opbench.mapping import MappingMissing, lookup
+
+    try:
+        return lookup(case.api).known
+    except MappingMissing:
+        return ""
 
 
 def _record(comp: Comparison, figs: Figures, dtype_note: str) -> None:

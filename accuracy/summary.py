@@ -77,6 +77,8 @@ def _case_block(r: dict) -> list[str]:
         kind = f" [{r['error_kind']}]" if r.get("error_kind") else ""
         kind += f" (mapping: `{r['converter']}`)" if r.get("converter") else ""
         out.append(f"  {side}error{stage}{kind}: `{r['error'].splitlines()[0][:300]}`")
+    if r.get("known"):
+        out.append(f"  known difference (mapping): {r['known']}")
     failed = [c for c in r.get("comparisons", []) if c.get("passed") is False]
     if failed:
         rows = []

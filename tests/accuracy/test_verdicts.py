@@ -116,3 +116,17 @@ def test_max_unpool_is_compared_without_two_values_at_one_position() -> None:
     rec = _check('paddle.nn.functional.max_unpool1d(Tensor([1, 3, 8],"float32"), Tensor([1, 3, 8],"int64"), '
                  'kernel_size=2, stride=2, output_size=list[1,3,16,], )', "paddle")
     assert rec["outcome"] == oc.PASS, rec
+
+
+def test_a_failure_the_mapping_documents_says_so_in_the_report() -> None:
+    """Paddle's CPU masked_fill gives a Tensor value a zero gradient: the gate fails it, and the report names the
+    difference the mapping entry documents (``known``) beside the figures."""
+    pytest.importorskip("paddle")
+    from accuracy.summary import markdown
+
+    rec = _check('paddle.masked_fill(Tensor([168],"float32"), Tensor([168],"bool"), Tensor([1],"float32"), )',
+                 "paddle")
+    assert rec["outcome"] == oc.ACCURACY_FAIL and "Tensor `value`" in rec["known"], rec
+    assert "known difference (mapping): Paddle's gradient for a Tensor `value`" in markdown([rec])
+    passed = _check('paddle.masked_fill(Tensor([168],"float32"), Tensor([168],"bool"), 0.5, )', "paddle")
+    assert passed["outcome"] == oc.PASS and "known" not in passed
