@@ -62,3 +62,23 @@ def test_paddle_and_torch_agree(lineno: int, line: str) -> None:
             )
         else:
             np.testing.assert_array_equal(pa, ta, err_msg=line)
+
+
+@pytest.mark.parametrize(("dtype", "param_dtype"), [("float64", "float32"), ("float16", "float32"),
+                                                     ("bfloat16", "float32")])
+def test_layer_norm_with_parameters_of_another_dtype(dtype: str, param_dtype: str) -> None:
+    """Paddle keeps AMP's float32 weights beside float16 inputs; PyTorch's CUDA layer_norm refuses some such mixes
+    (an odd row) and its CPU one a float64 input with float32 weights. The mapping computes in the wider dtype and
+    rounds the output once to x's, with the parameters' grads in their own dtype."""
+    import torch
+
+    case = parse_line(f'paddle.nn.functional.layer_norm(Tensor([16, 7],"{dtype}"), [7], Tensor([7],"{param_dtype}"), '
+                      f'Tensor([7],"{param_dtype}"), 1e-05, )')
+    call = get_provider("torch", device="cpu").prepare(case, values=generate(case, seed=0), requires_grad=True)
+    y = flatten(call.forward())[0]
+    x, w, b = call.tensors
+    assert y.dtype == x.dtype
+    expect = torch.nn.functional.layer_norm(x.detach().double(), [7], w.detach().double(), b.detach().double(), 1e-5)
+    assert torch.allclose(y.detach().double(), expect, rtol=2 ** -7, atol=2 ** -7)  # one rounding to x's dtype
+    y.float().sum().backward()
+    assert x.grad.dtype == x.dtype and w.grad.dtype == w.dtype and b.grad.dtype == b.dtype

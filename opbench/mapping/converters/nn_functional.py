@@ -427,13 +427,22 @@ def label_smooth(a: dict[str, Any]) -> Any:
 
 
 def layer_norm(a: dict[str, Any]) -> Any:
-    """``normalized_shape`` may be an int; Paddle's weight/bias may be flat, torch wants that shape."""
+    """``normalized_shape`` may be an int; Paddle's weight/bias may be flat, torch wants that shape.
+
+    Parameters of another dtype than ``x`` (float32 ones beside a float16 input, as Paddle's AMP keeps them)
+    are computed in the wider dtype and the output rounded once to ``x``'s: PyTorch's CUDA kernel refuses some
+    of these mixes (a float16 row of 7 with float32 weights) and its CPU one a float64 input with float32 ones.
+    """
     torch = torch_module()
-    shape = to_ints(a["normalized_shape"])
-    w, b = a["weight"], a["bias"]
-    w = None if w is None else w.reshape(shape)
-    b = None if b is None else b.reshape(shape)
-    return torch.nn.functional.layer_norm(a["x"], shape, w, b, eps=float(a["epsilon"]))
+    x, shape = a["x"], to_ints(a["normalized_shape"])
+    params = [None if p is None else p.reshape(shape) for p in (a["weight"], a["bias"])]
+    wide = x.dtype
+    for p in params:
+        wide = wide if p is None else torch.promote_types(wide, p.dtype)
+    if all(p is None or p.dtype == x.dtype for p in params):
+        return torch.nn.functional.layer_norm(x, shape, *params, eps=float(a["epsilon"]))
+    w, b = (None if p is None else p.to(wide) for p in params)
+    return torch.nn.functional.layer_norm(x.to(wide), shape, w, b, eps=float(a["epsilon"])).to(x.dtype)
 
 
 def batch_norm(a: dict[str, Any]) -> Any:
