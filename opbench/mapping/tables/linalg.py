@@ -59,7 +59,10 @@ ENTRIES: list[M] = [
     # Inverses, solves and determinants.
     M("paddle.linalg.inv", "torch.linalg.inv(x)"),
     M("paddle.inverse", "torch.linalg.inv(x)"),
-    M("paddle.linalg.pinv", convert=cv.pinv),
+    M("paddle.linalg.pinv", convert=cv.pinv,
+      known="Paddle 3.3.1's CPU backward of hermitian=True is wrong for a batch of more than one matrix: on a "
+            "[3,5,5] float64 symmetric input, finite differences of Paddle's own forward give -158.5 along a "
+            "symmetric direction, torch's gradient -158.5, Paddle's -9.3"),
     M("paddle.linalg.det", "torch.linalg.det(x)"),
     M("paddle.linalg.slogdet", convert=cv.slogdet),
     M("paddle.linalg.matrix_power", convert=cv.matrix_power),
