@@ -2,8 +2,9 @@
 
 A normalization's statistics (layer_norm's mean and variance over its normalized dims, rms_norm's
 mean square), softmax's sum along its axis and logcumsumexp's running sum round every element of an
-output of the input's shape, and their gradients sum along the same rows. The float64 run on ones
-that counts a sum's terms cannot count these (layer_norm of ones is zero, softmax's 1/n and
+output of the input's shape, and their gradients sum along the same rows; cov's and corrcoef's
+elements sum over the observations after subtracting their means. The float64 run on ones that
+counts a sum's terms cannot count these (layer_norm and cov of ones are zero, softmax's 1/n and
 logcumsumexp's 1 + log(k) are no counts), so without this
 table a float32 layer_norm over 65,536 elements would be allowed the rounding of one operation.
 :mod:`accuracy.bound` allows ``log2`` of an element's terms; the checker multiplies the terms it
@@ -76,6 +77,17 @@ def scan(axis_param: str, x: str = "x") -> Rule:
     return rule
 
 
+def observations(bound: Mapping[str, Any]) -> int | None:
+    """cov's and corrcoef's rows: the observations each variable's mean and each product's sum run over (the
+    columns of a 2-D input with ``rowvar``, else its rows; a 1-D input's elements)."""
+    shape = _shape(bound, "x")
+    if not shape or len(shape) > 2:
+        return None
+    if len(shape) == 1:
+        return shape[0]
+    return shape[1] if bound.get("rowvar", True) is not False else shape[0]
+
+
 def from_axis(axis_param: str, x: str = "x") -> Rule:
     """Rows of the input's dims from one axis on (the fused norms' ``begin_norm_axis``)."""
     def rule(bound: Mapping[str, Any]) -> int | None:
@@ -129,6 +141,10 @@ ROW_TERMS: dict[str, Rule] = {
     IF + "fused_rms_norm": from_axis("begin_norm_axis"),
     "paddle.logcumsumexp": scan("axis"),
     "paddle.Tensor.logcumsumexp": scan("axis"),
+    "paddle.linalg.cov": observations,
+    "paddle.Tensor.cov": observations,
+    "paddle.linalg.corrcoef": observations,
+    "paddle.Tensor.corrcoef": observations,
 }
 
 

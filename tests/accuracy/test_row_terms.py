@@ -33,6 +33,9 @@ F = "paddle.nn.functional."
     ('paddle.logcumsumexp(Tensor([10, 10, 10],"float32"), )', 1000),  # no axis: the flattened input
     ('paddle.logcumsumexp(Tensor([10, 20, 30],"float32"), axis=1, )', 20),
     ('paddle.Tensor.logcumsumexp(Tensor([10, 20, 30],"float32"), -1, )', 30),
+    ('paddle.linalg.corrcoef(Tensor([4, 5],"float32"), rowvar=False, )', 4),
+    ('paddle.linalg.cov(Tensor([4, 50],"float32"), )', 50),
+    ('paddle.Tensor.cov(Tensor([30],"float32"), )', 30),
     ('paddle.exp(Tensor([4, 8],"float32"), )', 1),
     (F + 'softmax(Tensor([4, 8],"float32"), axis=5, )', 1),  # an axis out of range: the call errors anyway
 ])
