@@ -353,10 +353,12 @@ class _CaseRun:
                 _record(c, host_figures(sb.to_numpy(s), rb.to_numpy(r), tol), "")
                 c.note = f"float64 rerun failed ({oc.error_text(e, 200)}); judged by the per-dtype tolerance"
             return
-        for how in ("abs", "ones"):  # magnitudes and term counts; an op may refuse these inputs (ones: a singular
-            try:                     # matrix for inv), and is judged without them: its own scale, terms from sizes
+        # Magnitudes and term counts. An op may refuse these inputs (ones are a singular matrix for inv): it is
+        # then judged without them, on the truth's own scale with terms from the sizes.
+        for how in ("abs", "ones"):
+            try:
                 runs[how] = self._float64_run(r_call, how, grads)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - the verdict stands on the truth alone
                 runs[how] = ([], [])
         largest = max((t.spec.numel for t in self._tensor_inputs()), default=1)
         row = row_terms(self.case)  # a normalization's row, which the run on ones cannot count
