@@ -122,11 +122,16 @@ def test_max_unpool_is_compared_without_two_values_at_one_position() -> None:
     ('paddle.masked_fill(Tensor([168],"float32"), Tensor([168],"bool"), Tensor([1],"float32"), )',
      "Paddle's gradient for a Tensor `value`"),
     ('paddle.linalg.pinv(Tensor([3, 5, 5],"float32"), rcond=1e-15, hermitian=True, )',
-     "Paddle 3.3.1's CPU backward of hermitian=True is wrong for a batch"),
+     "with hermitian=True, Paddle 3.3.1's CPU backward is wrong for a batch"),
+    ('paddle.linalg.eigvalsh(x=Tensor([4, 5, 5],"float64"), UPLO="U", )',
+     "Paddle 3.3.1's CPU backward is wrong for a batch"),
+    ('paddle.linalg.triangular_solve(x=Tensor([4, 4],"float64"), y=Tensor([4, 4],"float64"), upper=False, '
+     'transpose=True, unitriangular=True, )', "Paddle 3.3.1's CPU backward gives x's other triangle"),
 ])
 def test_a_failure_the_mapping_documents_says_so_in_the_report(line: str, known: str) -> None:
-    """Paddle's CPU masked_fill gives a Tensor value a zero gradient, and its batched hermitian pinv a wrong one: the
-    gate fails both, and the report names the difference the mapping entry documents (``known``) by the figures."""
+    """Paddle's CPU kernels that the gate fails rightly (masked_fill's Tensor value gets a zero gradient; batched
+    eigh-based backwards and triangular_solve's are wrong): the report names the difference the mapping entry
+    documents (``known``) by the figures."""
     pytest.importorskip("paddle")
     from accuracy.summary import markdown
 

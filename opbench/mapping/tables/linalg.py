@@ -14,6 +14,11 @@ _SIGNS = ("singular/eigen-vectors are unique only up to a sign (a phase for comp
 # a domain bounded by x's row count would cover the rest (not in opbench.domains yet).
 _PIVOTS = Domain(low=1.0, high=3.0)
 
+# Paddle 3.3.1's CPU eigh-based backward of a batch of more than one symmetric matrix is wrong (one matrix, or a
+# batch of one, agrees with torch to 1e-15): finite differences of Paddle's own forward side with torch.
+_BATCHED_EIGH = ("Paddle 3.3.1's CPU backward is wrong for a batch of more than one matrix; finite differences of "
+                 "Paddle's own forward agree with torch's gradient")
+
 # An int tensor ``axes`` of tensordot holds ones (contract dim 1 of each side): valid for the corpus's shapes.
 _AXIS_ONE = Domain(low=0.5, high=1.0)
 
@@ -60,15 +65,17 @@ ENTRIES: list[M] = [
     M("paddle.linalg.inv", "torch.linalg.inv(x)"),
     M("paddle.inverse", "torch.linalg.inv(x)"),
     M("paddle.linalg.pinv", convert=cv.pinv,
-      known="Paddle 3.3.1's CPU backward of hermitian=True is wrong for a batch of more than one matrix: on a "
-            "[3,5,5] float64 symmetric input, finite differences of Paddle's own forward give -158.5 along a "
-            "symmetric direction, torch's gradient -158.5, Paddle's -9.3"),
+      known="with hermitian=True, " + _BATCHED_EIGH + " ([3,5,5] float64 symmetric, along a symmetric direction: "
+            "-158.5 by both, Paddle's -9.3)"),
     M("paddle.linalg.det", "torch.linalg.det(x)"),
     M("paddle.linalg.slogdet", convert=cv.slogdet),
     M("paddle.linalg.matrix_power", convert=cv.matrix_power),
     M("paddle.linalg.matrix_exp", "torch.linalg.matrix_exp(x)"),
     M("paddle.linalg.solve", convert=cv.solve),
-    M("paddle.linalg.triangular_solve", convert=cv.triangular_solve, domains={"x": SPD}),
+    M("paddle.linalg.triangular_solve", convert=cv.triangular_solve, domains={"x": SPD},
+      known="Paddle 3.3.1's CPU backward gives x's other triangle (and with unitriangular its diagonal) a gradient, "
+            "though the forward never reads them; finite differences of Paddle's own forward agree with torch's "
+            "(to 1e-10; Paddle's up to 3.3 off on a 4x4 float64 case with transpose and unitriangular)"),
     M("paddle.linalg.lstsq", convert=cv.lstsq),
     # Decompositions.
     M("paddle.linalg.cholesky", "torch.linalg.cholesky(x, upper=upper)", domains={"x": SPD}),
@@ -84,8 +91,12 @@ ENTRIES: list[M] = [
     M("paddle.linalg.eigvals", "torch.linalg.eigvals(x)",
       known="a general matrix's eigenvalues come in no specified order; the two LAPACK builds may order them "
             "differently (the set agrees)"),
-    M("paddle.linalg.eigh", "torch.linalg.eigh(x, UPLO=UPLO)", domains={"x": SPD}, known=_SIGNS),
-    M("paddle.linalg.eigvalsh", "torch.linalg.eigvalsh(x, UPLO=UPLO)", domains={"x": SPD}),
+    M("paddle.linalg.eigh", "torch.linalg.eigh(x, UPLO=UPLO)", domains={"x": SPD},
+      known=_SIGNS + "; " + _BATCHED_EIGH + " (the eigenvalues' gradient of a [2,5,5] float64 symmetric input: "
+            "0.83 apart)"),
+    M("paddle.linalg.eigvalsh", "torch.linalg.eigvalsh(x, UPLO=UPLO)", domains={"x": SPD},
+      known=_BATCHED_EIGH + " ([4,5,5] float64 symmetric, along a symmetric direction: 1.225 by both, "
+            "Paddle's 0.288)"),
     M("paddle.linalg.householder_product", "torch.linalg.householder_product(x, tau)",
       known="Paddle 3.3.1's householder_product backward raises an in-place version error on the CPU "
             "(the forward matches torch to 1e-16)"),
