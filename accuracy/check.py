@@ -97,7 +97,7 @@ class Checker:
         except Exception as e:  # noqa: BLE001 - a bug of ours must not end the run; it is a crash
             rec.update(outcome=oc.CRASH, error=f"opbench internal error: {oc.error_text(e)}",
                        error_side="opbench")
-        if rec["outcome"] != oc.PASS and (known := _known_difference(case)):
+        if rec["outcome"] != oc.PASS and (known := _mapping_flags(case)[2]):
             rec["known"] = known  # the mapping documents this difference: the report says so beside the failure
         if self.cache is None and s.device == "gpu":
             with timer("bookkeeping"):
@@ -127,7 +127,7 @@ class _CaseRun:
         self.device_grads: dict[int, Any] = {}
         self.grad_outputs: list[int] = []
         self.tensor_inputs: list[inputs_mod.TensorInput] | None = None
-        self.random, self.check_grads = _mapping_flags(case)
+        self.random, self.check_grads, _ = _mapping_flags(case)
 
     # -- helpers -----------------------------------------------------------------------------------
     def _tensor_inputs(self) -> list[inputs_mod.TensorInput]:
@@ -416,29 +416,20 @@ def _float64_values(v: np.ndarray, how: str) -> np.ndarray:
     return v
 
 
-def _mapping_flags(case: Case) -> tuple[bool, bool]:
-    """(values are random, gradients are checked) for this call, from its mapping entry."""
+def _mapping_flags(case: Case) -> tuple[bool, bool, str]:
+    """(values are random, gradients are checked, the documented difference from PyTorch or '') for this call,
+    from its mapping entry."""
     from opbench.mapping import MappingMissing, bind, lookup
 
     try:
         m = lookup(case.api)
     except MappingMissing:
-        return False, True
+        return False, True, ""
     try:
         random = m.is_random(bind(m, case.args, case.kwargs_dict))
     except (TypeError, KeyError, ValueError):
         random = bool(m.random)
-    return random, m.backward
-
-
-def _known_difference(case: Case) -> str:
-    """The difference from PyTorch that the case's mapping entry documents (``known``), or ''."""
-    from opbench.mapping import MappingMissing, lookup
-
-    try:
-        return lookup(case.api).known
-    except MappingMissing:
-        return ""
+    return random, m.backward, m.known
 
 
 def _record(comp: Comparison, figs: Figures, dtype_note: str) -> None:

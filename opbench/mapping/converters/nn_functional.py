@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from opbench.mapping.converters import dtype_or_none, scalar, to_int, to_ints, torch_module
@@ -434,15 +435,14 @@ def layer_norm(a: dict[str, Any]) -> Any:
     of these mixes (a float16 row of 7 with float32 weights) and its CPU one a float64 input with float32 ones.
     """
     torch = torch_module()
-    x, shape = a["x"], to_ints(a["normalized_shape"])
+    x, shape, eps = a["x"], to_ints(a["normalized_shape"]), float(a["epsilon"])
     params = [None if p is None else p.reshape(shape) for p in (a["weight"], a["bias"])]
-    wide = x.dtype
-    for p in params:
-        wide = wide if p is None else torch.promote_types(wide, p.dtype)
-    if all(p is None or p.dtype == x.dtype for p in params):
-        return torch.nn.functional.layer_norm(x, shape, *params, eps=float(a["epsilon"]))
+    given = [p.dtype for p in params if p is not None]
+    if all(d == x.dtype for d in given):
+        return torch.nn.functional.layer_norm(x, shape, *params, eps=eps)
+    wide = functools.reduce(torch.promote_types, given, x.dtype)
     w, b = (None if p is None else p.to(wide) for p in params)
-    return torch.nn.functional.layer_norm(x.to(wide), shape, w, b, eps=float(a["epsilon"])).to(x.dtype)
+    return torch.nn.functional.layer_norm(x.to(wide), shape, w, b, eps=eps).to(x.dtype)
 
 
 def batch_norm(a: dict[str, Any]) -> Any:
