@@ -4,7 +4,8 @@
 #   bash docs/gpu_run.sh OUTDIR tests|lerp|lerp-host|validate|paddle-check ...
 #
 # tests:        the gpu-marked tests (builds the torch extension first), TEST_WORKERS processes at once (default 4);
-#               TEST_PATHS and BUILD_EXT narrow them (TEST_PATHS=tests/ops/test_lerp_gpu.py BUILD_EXT=lerp)
+#               TEST_PATHS, TEST_K (a pytest -k expression) and BUILD_EXT narrow them (TEST_PATHS=tests/ops/test_lerp_gpu.py
+#               BUILD_EXT=lerp; TEST_K="off or same_bits" for the reruns in fresh processes with a knob off)
 # main:         the README's main command timed from an empty extension cache and again warm (main_command.md;
 #               MAIN_RUNS=warm for the warm run alone)
 # lerp:         the lerp suite's table of record (torch, torch-compile, torch-ops; fwd, bwd, fwd+bwd) and its PR section
@@ -46,10 +47,12 @@ failed=0
 
 # The gpu-marked tests in TEST_WORKERS processes at once (pytest-xdist, default 4; 0: one process), then the
 # `serial` ones (they time kernels) alone; the log lists the 20 slowest. TEST_PATHS narrows the tests (default
-# tests; e.g. tests/ops/test_lerp_gpu.py) and BUILD_EXT the extension built first (lerp or norm; default both).
+# tests; e.g. tests/ops/test_lerp_gpu.py), TEST_K selects them by name (pytest -k) and BUILD_EXT names the
+# extension built first (lerp or norm; default both).
 step_tests() {
   local workers=${TEST_WORKERS:-4} paths
   read -ra paths <<<"${TEST_PATHS:-tests}"
+  [ -n "${TEST_K:-}" ] && paths+=(-k "$TEST_K")
   [ "$workers" -gt 0 ] && ! with_wheels xdist pytest_xdist execnet && workers=0
   python -m opbench ops build --framework torch --device gpu ${BUILD_EXT:+--ext "$BUILD_EXT"} || return 1
   if [ "$workers" -gt 0 ]; then
