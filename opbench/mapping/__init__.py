@@ -11,7 +11,7 @@ Importing this package imports neither torch nor paddle: torch is imported by
 
 Public surface::
 
-    REQUIRED, Param, ApiMapping, MappingMissing, MappingUnsupported, MappingError
+    REQUIRED, UNWRITTEN, Param, ApiMapping, MappingMissing, MappingUnsupported, MappingError
     lookup(api) -> ApiMapping          is_mapped(api) -> bool      mapped_apis() -> list[str]
     bind(mapping, args, kwargs) -> {paddle param name: value}   (defaults filled)
     prepare_torch_call(api, args, kwargs) -> a no-argument torch call shaped like Paddle's
@@ -31,6 +31,7 @@ from opbench.mapping.dtypes import dtype_name, to_torch_dtype
 from opbench.mapping.spec import (
     IGNORED_PARAMS,
     REQUIRED,
+    UNWRITTEN,
     ApiMapping,
     MappingError,
     MappingMissing,
@@ -41,6 +42,7 @@ from opbench.mapping.table import BENCHMARK_FAMILIES, TABLE
 
 __all__ = [
     "REQUIRED",
+    "UNWRITTEN",
     "ApiMapping",
     "MappingError",
     "MappingMissing",

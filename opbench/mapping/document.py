@@ -43,7 +43,9 @@ M("paddle.sum", convert=cv.reduce_sum)
   else the call is refused as `mapping_missing` instead of being silently ignored.
 - **A converter** (`opbench/mapping/converters/<family>.py`) takes over where the semantics
   differ: it gets the bound Paddle-named arguments as torch values and returns Paddle's
-  output structure, shapes and dtypes.
+  output structure, shapes and dtypes. An output Paddle leaves unwritten on a call (its memory's
+  old contents, such as `fused_layer_norm`'s mean with no norm weight) is returned as `UNWRITTEN`,
+  and the accuracy checker records it as not compared.
 - **Variants are derived.** `paddle.Tensor.X`, `paddle.Tensor.X_` and `paddle.X_` reuse the
   entry of `paddle.X` when Paddle's recorded signature has the same parameters (in-place
   calls run on a copy of their first argument). An entry written for a variant wins.

@@ -15,25 +15,32 @@ from typing import Any, Final
 from opbench.domains import Domain
 
 
-class _Required:
-    """Type of :data:`REQUIRED`; one instance, printed as ``REQUIRED``."""
+class _Marker:
+    """A named singleton (:data:`REQUIRED`, :data:`UNWRITTEN`): printed and pickled as its module-level name."""
 
-    _instance: _Required | None = None
+    _instances: dict[str, _Marker] = {}
 
-    def __new__(cls) -> _Required:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    def __new__(cls, name: str) -> _Marker:
+        if name not in cls._instances:
+            marker = super().__new__(cls)
+            marker.name = name
+            cls._instances[name] = marker
+        return cls._instances[name]
+
+    name: str
 
     def __repr__(self) -> str:
-        return "REQUIRED"
+        return self.name
 
     def __reduce__(self) -> str:
-        return "REQUIRED"
+        return self.name
 
 
 #: Default of a parameter the caller must pass (``inspect.Parameter.empty`` in Paddle's signature).
-REQUIRED: Final = _Required()
+REQUIRED: Final = _Marker("REQUIRED")
+#: A converter's value for an output the Paddle API leaves unwritten on this call (its memory's old contents):
+#: the accuracy checker records it as not compared, whatever the subject holds there.
+UNWRITTEN: Final = _Marker("UNWRITTEN")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

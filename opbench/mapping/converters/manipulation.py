@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from opbench.mapping.converters import axes, dtype_or_none, scalar, to_int, to_ints, torch_module
+from opbench.mapping.spec import MappingUnsupported
 
 
 def _is_tensor(v: Any) -> bool:
@@ -177,6 +178,22 @@ def concat(a: dict[str, Any]) -> Any:
 def stack(a: dict[str, Any]) -> Any:
     """A list/tuple of tensors stacked along a new ``axis``."""
     return torch_module().stack(list(a["x"]), dim=to_int(a["axis"]))
+
+
+def multiplex(a: dict[str, Any]) -> Any:
+    """Row i of the output is row i of ``inputs[index[i]]`` (as many rows as ``index`` has)."""
+    torch = torch_module()
+    idx = a["index"].reshape(-1).long()
+    rows = torch.stack([t[: idx.numel()] for t in a["inputs"]])
+    return rows[idx, torch.arange(idx.numel(), device=idx.device)]
+
+
+def as_strided(a: dict[str, Any]) -> Any:
+    """A view of x's elements; Paddle counts ``offset`` in bytes, torch in elements."""
+    x, offset = a["x"], to_int(a["offset"])
+    if offset % x.element_size():
+        raise MappingUnsupported(f"offset {offset} bytes is not a whole number of {x.dtype} elements")
+    return torch_module().as_strided(x, to_ints(a["shape"]), to_ints(a["stride"]), offset // x.element_size())
 
 
 def squeeze(a: dict[str, Any]) -> Any:
@@ -532,14 +549,6 @@ def repeat_interleave(a: dict[str, Any]) -> Any:
         repeats = int(repeats.reshape(()).item())
     dim = None if a["axis"] is None else to_int(a["axis"])
     return torch_module().repeat_interleave(a["x"], repeats, dim)
-
-
-def multiplex(a: dict[str, Any]) -> Any:
-    """Row i of the result is row i of ``inputs[index[i]]``."""
-    torch = torch_module()
-    stacked = torch.stack(list(a["inputs"]))
-    rows = torch.arange(stacked.shape[1])
-    return stacked[a["index"].reshape(-1).long(), rows]
 
 
 def shard_index(a: dict[str, Any]) -> Any:

@@ -91,6 +91,12 @@ def gumbel_softmax(a: dict[str, Any]) -> Any:
 # --- dropout -------------------------------------------------------------------------------------------------------
 
 
+def drops_at_random(a: dict[str, Any]) -> bool:
+    """Dropout draws a random mask only when training with ``0 < p``; otherwise its values are exact."""
+    p = a["p"]
+    return bool(a["training"]) and not (isinstance(p, (int, float)) and p <= 0)
+
+
 def dropout(a: dict[str, Any]) -> Any:
     """Paddle's ``axis`` shares the mask along the other axes and ``mode`` may scale at inference instead."""
     torch = torch_module()

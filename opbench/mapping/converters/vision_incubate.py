@@ -6,7 +6,8 @@ import math
 from typing import Any
 
 from opbench.mapping.converters import scalar, torch_module
-from opbench.mapping.spec import MappingUnsupported
+from opbench.mapping.converters.nn_functional import dropout
+from opbench.mapping.spec import UNWRITTEN, MappingUnsupported
 
 
 def swiglu(a: dict[str, Any]) -> Any:
@@ -36,6 +37,39 @@ def fused_rms_norm(a: dict[str, Any]) -> Any:
         out = out + a["norm_bias"].reshape(x.shape[axis:])
     residual_out = x if a["residual"] is not None else torch.empty(0, dtype=x.dtype, device=x.device)
     return out, residual_out
+
+
+def fused_layer_norm(a: dict[str, Any]) -> Any:
+    """Layer norm of h = x + bias + residual_alpha * residual (bias only beside a residual, as Paddle's kernel
+    adds it) over the dims from ``begin_norm_axis``, in float32 for 2-byte x; returns (out, h, each row's mean,
+    its 1 / sqrt(var + epsilon)). Paddle leaves h unwritten without a residual, and with neither norm_weight nor
+    norm_bias it only adds: out is h and the other three outputs are unwritten."""
+    torch = torch_module()
+    if float(scalar(a["quant_scale"])) > 0:
+        raise MappingUnsupported("int8 quantized output (quant_scale > 0)")
+    x, res, w, b = a["x"], a["residual"], a["norm_weight"], a["norm_bias"]
+    h = x
+    if res is not None:
+        h = (x if a["bias"] is None else x + a["bias"]) + float(scalar(a["residual_alpha"])) * res
+    if w is None and b is None:
+        return h, UNWRITTEN, UNWRITTEN, UNWRITTEN
+    axis = int(scalar(a["begin_norm_axis"])) % max(h.ndim, 1)
+    acc = torch.float32 if h.dtype in (torch.float16, torch.bfloat16) else h.dtype
+    rows = h.to(acc).reshape(math.prod(h.shape[:axis]), math.prod(h.shape[axis:]))
+    mean = rows.mean(-1)
+    centered = rows - mean[:, None]
+    rstd = torch.rsqrt(centered.pow(2).mean(-1) + float(scalar(a["epsilon"])))
+    y = centered * rstd[:, None]
+    if w is not None:
+        y = y * w.reshape(-1).to(acc)
+    if b is not None:
+        y = y + b.reshape(-1).to(acc)
+    return y.to(x.dtype).reshape(h.shape), (h if res is not None else UNWRITTEN), mean, rstd
+
+
+def fused_dropout_add(a: dict[str, Any]) -> Any:
+    """dropout(x) + y, dropout as ``paddle.nn.functional.dropout`` with ``p``, ``training`` and ``mode``."""
+    return dropout({"x": a["x"], "p": a["p"], "axis": None, "training": a["training"], "mode": a["mode"]}) + a["y"]
 
 
 def _segment(a: dict[str, Any], reduce: str) -> Any:

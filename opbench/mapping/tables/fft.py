@@ -1,4 +1,4 @@
-"""``paddle.fft`` and ``paddle.signal``."""
+"""``paddle.fft``, ``paddle.signal`` and ``paddle.audio``."""
 
 from __future__ import annotations
 
@@ -20,4 +20,5 @@ ENTRIES: list[M] = [
       ignore=("requires_grad", "device")),
     M("paddle.signal.stft", convert=cv.stft),
     M("paddle.signal.istft", convert=cv.istft),
+    M("paddle.audio.functional.get_window", convert=cv.get_window),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opbench.domains import POSITIVE, index_into
+from opbench.domains import POSITIVE, Domain, index_into
 from opbench.mapping.converters import manipulation as cv
 from opbench.mapping.spec import ApiMapping as M
 
@@ -23,6 +23,11 @@ ENTRIES: list[M] = [
     M("paddle.transpose", "torch.permute(x, ints(perm))", benchmark_op="transpose"),
     M("paddle.concat", convert=cv.concat, benchmark_op="concat"),
     M("paddle.stack", convert=cv.stack, benchmark_op="stack"),
+    # index: which input each row comes from, 0 or 1 (every config line has at least two inputs)
+    M("paddle.multiplex", convert=cv.multiplex, domains={"index": Domain(low=0.0, high=1.0)}, nondiff=("index",),
+      known="Paddle's gradient of each input has index's row count, not the input's, where index has fewer rows "
+            "than the inputs (a [2, 4] gradient for a [4, 4] input); torch's has the input's shape"),
+    M("paddle.as_strided", convert=cv.as_strided),
     M("paddle.squeeze", convert=cv.squeeze, benchmark_op="squeeze"),
     M("paddle.unsqueeze", convert=cv.unsqueeze, benchmark_op="unsqueeze"),
     M("paddle.expand", "torch.Tensor.expand(x, ints(shape))", benchmark_op="expand"),

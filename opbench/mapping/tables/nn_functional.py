@@ -17,12 +17,6 @@ CLASS_AXIS1 = index_into("input", axis_param=None, axis=1)
 
 
 
-def _dropping(a: dict) -> bool:
-    """Dropout draws a random mask only when training with ``0 < p``; otherwise its values are exact."""
-    p = a["p"]
-    return bool(a["training"]) and not (isinstance(p, (int, float)) and p <= 0)
-
-
 def _training(a: dict) -> bool:
     """rrelu draws its slopes at random only when training."""
     return bool(a["training"])
@@ -60,11 +54,11 @@ ENTRIES: list[M] = [
     M(F + "rrelu", convert=cv.rrelu, random=_training),
     M(F + "gumbel_softmax", convert=cv.gumbel_softmax, random=True),
     # dropout: with p > 0 in training both sides draw their own mask
-    M(F + "dropout", convert=cv.dropout, ignore=("inplace",), random=_dropping, benchmark_op="dropout"),
-    M(F + "dropout2d", convert=cv.dropout2d, random=_dropping),
-    M(F + "dropout3d", convert=cv.dropout3d, random=_dropping),
-    M(F + "alpha_dropout", T + "alpha_dropout(x, float(p), training)", random=_dropping),
-    M(F + "feature_alpha_dropout", T + "feature_alpha_dropout(x, float(p), training)", random=_dropping),
+    M(F + "dropout", convert=cv.dropout, ignore=("inplace",), random=cv.drops_at_random, benchmark_op="dropout"),
+    M(F + "dropout2d", convert=cv.dropout2d, random=cv.drops_at_random),
+    M(F + "dropout3d", convert=cv.dropout3d, random=cv.drops_at_random),
+    M(F + "alpha_dropout", T + "alpha_dropout(x, float(p), training)", random=cv.drops_at_random),
+    M(F + "feature_alpha_dropout", T + "feature_alpha_dropout(x, float(p), training)", random=cv.drops_at_random),
     # losses
     M(F + "binary_cross_entropy", convert=cv.binary_cross_entropy, domains={"input": PROB, "label": PROB},
       nondiff=("label", "weight"), benchmark_op="binary_cross_entropy"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from opbench.domains import Domain, boxes_in, index_into, sections_of
 from opbench.mapping.converters import vision_incubate as cv
+from opbench.mapping.converters.nn_functional import drops_at_random
 from opbench.mapping.spec import ApiMapping as M
 
 IF = "paddle.incubate.nn.functional."
@@ -30,6 +31,9 @@ ENTRIES: list[M] = [
     M(IF + "swiglu", convert=cv.swiglu),
     # Paddle's CPU build has no fused_rms_norm grad kernel: forward only.
     M(IF + "fused_rms_norm", convert=cv.fused_rms_norm, backward=False),
+    # Paddle has no gradient for fused_layer_norm (an inference op): forward only.
+    M(IF + "fused_layer_norm", convert=cv.fused_layer_norm, backward=False),
+    M(IF + "fused_dropout_add", convert=cv.fused_dropout_add, random=drops_at_random),
     M("paddle.incubate.softmax_mask_fuse", convert=cv.softmax_mask_fuse, nondiff=("mask",)),
     *(_segment(ns + "segment_" + r, getattr(cv, "segment_" + r))
       for ns in (G, "paddle.incubate.") for r in ("sum", "mean", "max", "min")),
