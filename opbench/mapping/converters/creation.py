@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from opbench.mapping.converters import dtype_or_none, scalar, to_int, to_ints, torch_module
 from opbench.mapping.dtypes import to_torch_dtype
+from opbench.mapping.spec import MappingUnsupported
 
 
 def _shape(shape: Any) -> list[int]:
@@ -236,6 +238,22 @@ def fill_diagonal(a: dict[str, Any]) -> Any:
 def zero_(a: dict[str, Any]) -> Any:
     """Zeros of x's shape and dtype (in place in Paddle)."""
     return torch_module().zeros_like(a["x"])
+
+
+def set_(a: dict[str, Any]) -> Any:
+    """x re-pointed at ``source``'s memory (in place in Paddle): ``shape`` and ``stride`` default to source's,
+    a shape alone takes contiguous strides, ``offset`` counts bytes; no source leaves x empty."""
+    torch = torch_module()
+    x, src = a["x"], a["source"]
+    if src is None:
+        return torch.empty(0, dtype=x.dtype)
+    if a["shape"] is None:
+        return src.clone()
+    shape, offset = to_ints(a["shape"]), to_int(a["offset"])
+    if offset % src.element_size():
+        raise MappingUnsupported(f"offset {offset} bytes is not a whole number of {src.dtype} elements")
+    stride = to_ints(a["stride"]) if a["stride"] is not None else [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    return torch.as_strided(src, shape, stride, offset // src.element_size()).clone()
 
 
 def fill_(a: dict[str, Any]) -> Any:

@@ -8,9 +8,12 @@ padding cannot express them), and pooling masks that are int32 flat indices into
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from opbench.mapping.converters import scalar, to_int, to_ints, torch_module
 from opbench.mapping.spec import MappingUnsupported
@@ -604,3 +607,61 @@ def fold(a: dict[str, Any]) -> Any:
         p = [p[0], p[1]]
     return _F().fold(a["x"], _tuple_n(a["output_sizes"], 2), _tuple_n(a["kernel_sizes"], 2),
                      dilation=_tuple_n(a["dilations"], 2), padding=_tuple_n(p, 2), stride=_tuple_n(a["strides"], 2))
+
+
+def _fractional_windows(size: int, out: int, kernel: int, u: float) -> list[range]:
+    """Each output index's input window along one dim, in Paddle's float32 arithmetic: a pseudo-random
+    sequence of steps alpha = (size - kernel) / (out - 1 if kernel else out) apart, offset by ``u`` (scaled
+    to the largest offset that keeps the windows inside when no ``kernel`` is given), each window ``kernel``
+    long or reaching the next start."""
+    f = np.float32
+    alpha = f(size - kernel) / f(out - (1 if kernel else 0))
+    if kernel:
+        shift = f(u)
+    else:
+        base = size // out
+        shift = f(u) * min(f(base + 2) / alpha - f(1), f(size + 1 - base) / alpha - f(out - 1))
+    first = int(shift * alpha)
+    starts = [int((f(i) + shift) * alpha) - first for i in range(out + 1)]
+    ends = [starts[i] + kernel for i in range(out)] if kernel else starts[1:]
+    return [range(max(a, 0), min(b, size)) for a, b in zip(starts, ends, strict=False)]
+
+
+def _fractional_max_pool(a: dict[str, Any], dims: int) -> Any:
+    """Max over Paddle's fractional windows (``random_u`` given; without it both sides draw their own), and
+    with ``return_mask`` each maximum's flat position in its input plane (int32)."""
+    torch = torch_module()
+    x = a["x"]
+    spatial = list(x.shape[2:])
+    outs = to_ints(a["output_size"]) if isinstance(a["output_size"], (list, tuple)) else None
+    outs = [to_int(a["output_size"])] * dims if outs is None else [s if o is None else o for o, s in zip(
+        a["output_size"], spatial, strict=True)]
+    kernel = [0] * dims if a["kernel_size"] is None else (
+        to_ints(a["kernel_size"]) if isinstance(a["kernel_size"], (list, tuple)) else [to_int(a["kernel_size"])] * dims)
+    u = 0.5 if a["random_u"] is None else float(scalar(a["random_u"]))
+    if not x.numel() or 0 in outs:
+        out = x.new_empty(*x.shape[:2], *outs)
+        return (out, torch.zeros(out.shape, dtype=torch.int32, device=x.device)) if a["return_mask"] else out
+    windows = [_fractional_windows(n, o, k, u) for n, o, k in zip(spatial, outs, kernel, strict=True)]
+    strides = [math.prod(spatial[i + 1:]) for i in range(dims)]
+    cells = []
+    for per_dim in itertools.product(*windows):  # output positions in row-major order
+        cells.append([sum(p * st for p, st in zip(pos, strides, strict=True)) for pos in itertools.product(*per_dim)])
+    width = max((len(c) for c in cells), default=1)
+    index = torch.tensor([c + c[:1] * (width - len(c)) for c in cells] or [[0]], device=x.device).reshape(-1)
+    flat = x.reshape(*x.shape[:2], math.prod(spatial))
+    picked = flat[..., index].reshape(*x.shape[:2], len(cells), width)
+    values, arg = picked.max(dim=-1)
+    out = values.reshape(*x.shape[:2], *outs)
+    if not a["return_mask"]:
+        return out
+    mask = index.reshape(len(cells), width).expand(*x.shape[:2], -1, -1).gather(-1, arg.unsqueeze(-1))
+    return out, mask.reshape(out.shape).to(torch.int32)
+
+
+def fractional_max_pool2d(a: dict[str, Any]) -> Any:
+    return _fractional_max_pool(a, 2)
+
+
+def fractional_max_pool3d(a: dict[str, Any]) -> Any:
+    return _fractional_max_pool(a, 3)

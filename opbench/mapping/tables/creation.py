@@ -52,6 +52,8 @@ ENTRIES: list[M] = [
     M("paddle.Tensor.fill_diagonal_", convert=cv.fill_diagonal, inplace=True),
     M("paddle.Tensor.zero_", convert=cv.zero_, inplace=True),
     M("paddle.Tensor.fill_", convert=cv.fill_, inplace=True),
+    # x becomes a view of source's memory; Paddle gives set_ no gradient
+    M("paddle.Tensor.set_", convert=cv.set_, inplace=True, backward=False),
     M("paddle.nn.utils.parameters_to_vector", convert=cv.parameters_to_vector),
     M("paddle.nn.utils.vector_to_parameters", convert=cv.vector_to_parameters),
     M("paddle.complex", convert=cv.complex_),

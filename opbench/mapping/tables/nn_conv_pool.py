@@ -36,6 +36,9 @@ ENTRIES: list[M] = [
     M(F + "adaptive_max_pool1d", convert=cv.adaptive_max_pool1d),
     M(F + "adaptive_max_pool2d", convert=cv.adaptive_max_pool2d),
     M(F + "adaptive_max_pool3d", convert=cv.adaptive_max_pool3d),
+    # without random_u both sides draw their own windows
+    M(F + "fractional_max_pool2d", convert=cv.fractional_max_pool2d, random=lambda a: a["random_u"] is None),
+    M(F + "fractional_max_pool3d", convert=cv.fractional_max_pool3d, random=lambda a: a["random_u"] is None),
     M(F + "max_unpool1d", convert=cv.max_unpool1d, domains={"indices": PLANE_POSITIONS}, nondiff=("indices",)),
     M(F + "max_unpool2d", convert=cv.max_unpool2d, domains={"indices": PLANE_POSITIONS}, nondiff=("indices",)),
     M(F + "max_unpool3d", convert=cv.max_unpool3d, domains={"indices": PLANE_POSITIONS}, nondiff=("indices",)),
