@@ -509,6 +509,21 @@ def histogram(a: dict[str, Any]) -> Any:
     return counts.to(torch.int64)
 
 
+def histogramdd(a: dict[str, Any]) -> Any:
+    """torch.histogramdd over x's points (its last dim is the point's coordinates): ``bins`` a count, one
+    count a dim, or one edge tensor a dim; ``ranges`` flat (min, max) pairs; returns (hist, edges list)."""
+    torch = torch_module()
+    x, bins, w = a["x"], a["bins"], a["weights"]
+    if isinstance(bins, (list, tuple)):
+        bins = [b.to(x.dtype) if hasattr(b, "dtype") else int(b) for b in bins]
+    else:
+        bins = to_int(bins)
+    ranges = None if a["ranges"] is None else [float(v) for v in a["ranges"]]
+    hist, edges = torch.histogramdd(x.reshape(-1, x.shape[-1]), bins=bins, range=ranges,
+                                    weight=None if w is None else w.reshape(-1).to(x.dtype), density=bool(a["density"]))
+    return hist, list(edges)
+
+
 def histogram_bin_edges(a: dict[str, Any]) -> Any:
     """``bins + 1`` equal float32 edges over [min, max] (0, 0: the data's range), whatever x's dtype."""
     torch = torch_module()

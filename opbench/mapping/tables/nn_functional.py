@@ -118,4 +118,7 @@ ENTRIES: list[M] = [
     M(F + "linear", convert=cv.linear, benchmark_op="linear", flops=linear_flops),
     M(F + "embedding", convert=cv.embedding, domains={"x": index_into("weight", axis_param=None, axis=0)},
       nondiff=("x",), benchmark_op="embedding"),
+    # parents: beams of the step before, inside the beam dim
+    M(F + "gather_tree", convert=cv.gather_tree,
+      domains={"parents": index_into("ids", axis_param=None, axis=2)}, nondiff=("ids", "parents")),
 ]

@@ -56,4 +56,5 @@ ENTRIES: list[M] = [
     M("paddle.unique_consecutive", convert=cv.unique_consecutive),
     M("paddle.histogram", convert=cv.histogram),
     M("paddle.histogram_bin_edges", convert=cv.histogram_bin_edges),
+    M("paddle.histogramdd", convert=cv.histogramdd, nondiff=("weights",)),
 ]
