@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from opbench.mapping.converters import scalar, torch_module
 from opbench.mapping.converters.nn_functional import dropout
 from opbench.mapping.spec import UNWRITTEN, MappingUnsupported
@@ -37,6 +39,42 @@ def fused_rms_norm(a: dict[str, Any]) -> Any:
         out = out + a["norm_bias"].reshape(x.shape[axis:])
     residual_out = x if a["residual"] is not None else torch.empty(0, dtype=x.dtype, device=x.device)
     return out, residual_out
+
+
+def _c_round(v: float) -> int:
+    """C's round(): halves away from zero (Python's round takes them to even)."""
+    return int(math.copysign(math.floor(abs(v) + 0.5), v))
+
+
+def roi_pool(a: dict[str, Any]) -> Any:
+    """RoI max pooling as Paddle's kernel does it: each box times ``spatial_scale``, rounded to whole pixels
+    (ends included), cut into ``output_size`` bins of the box's size over the bin count (in x's precision),
+    each bin the max of its pixels (0 for a bin with none); ``boxes_num[i]`` boxes belong to image ``i``."""
+    torch = torch_module()
+    x, boxes = a["x"], a["boxes"]
+    size = a["output_size"]
+    ph, pw = (int(size), int(size)) if not isinstance(size, (list, tuple)) else (int(size[0]), int(size[1]))
+    real = np.float32 if x.dtype != torch.float64 else np.float64
+    counts = a["boxes_num"].to(torch.int64).reshape(-1)
+    image = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts).tolist()
+    height, width = x.shape[-2], x.shape[-1]
+    scale = float(scalar(a["spatial_scale"]))
+    outs = []
+    for k in range(boxes.shape[0]):
+        x1, y1, x2, y2 = (_c_round(float(v) * scale) for v in boxes[k].detach().tolist())
+        bin_h, bin_w = real(max(y2 - y1 + 1, 1)) / real(ph), real(max(x2 - x1 + 1, 1)) / real(pw)
+        plane = x[image[k]]
+        cells = []
+        for i in range(ph):
+            h0 = min(max(int(math.floor(real(i) * bin_h)) + y1, 0), height)
+            h1 = min(max(int(math.ceil(real(i + 1) * bin_h)) + y1, 0), height)
+            for j in range(pw):
+                w0 = min(max(int(math.floor(real(j) * bin_w)) + x1, 0), width)
+                w1 = min(max(int(math.ceil(real(j + 1) * bin_w)) + x1, 0), width)
+                region = plane[:, h0:h1, w0:w1].reshape(plane.shape[0], -1)
+                cells.append(region.max(dim=1).values if region.shape[1] else plane.new_zeros(plane.shape[0]))
+        outs.append(torch.stack(cells, dim=1).reshape(plane.shape[0], ph, pw))
+    return torch.stack(outs) if outs else x.new_zeros(0, x.shape[1], ph, pw)
 
 
 def fused_layer_norm(a: dict[str, Any]) -> Any:

@@ -28,6 +28,9 @@ ENTRIES: list[M] = [
       known="Paddle's CPU backward disagrees with finite differences of its own forward for aligned boxes "
             "(0.063 max on a [1,3,8,8] float64 case, where the forward agrees to 8e-16); the torch side is the "
             "exact gradient of the same forward"),
+    M("paddle.vision.ops.roi_pool", convert=cv.roi_pool,
+      domains={"boxes": boxes_in("x"), "boxes_num": sections_of("boxes", axis_param=None)},
+      nondiff=("boxes", "boxes_num")),
     M(IF + "swiglu", convert=cv.swiglu),
     # Paddle's CPU build has no fused_rms_norm grad kernel: forward only.
     M(IF + "fused_rms_norm", convert=cv.fused_rms_norm, backward=False),
