@@ -77,6 +77,40 @@ def roi_pool(a: dict[str, Any]) -> Any:
     return torch.stack(outs) if outs else x.new_zeros(0, x.shape[1], ph, pw)
 
 
+def prior_box(a: dict[str, Any]) -> Any:
+    """SSD prior boxes for every cell of ``input``'s [H, W] map over ``image``, normalized to the image: per cell
+    and min size, a box per aspect ratio (1 first, then each new ratio and with ``flip`` its inverse) and with
+    ``max_sizes`` one of side sqrt(min * max) (after the ratio-1 box under ``min_max_aspect_ratios_order``);
+    returns (boxes, variances), both [H, W, priors, 4] in input's dtype."""
+    torch = torch_module()
+    inp, img = a["input"], a["image"]
+    h, w, ih, iw = inp.shape[2], inp.shape[3], img.shape[2], img.shape[3]
+    ratios = [1.0]
+    for r in (float(v) for v in a["aspect_ratios"]):
+        for new in (r, 1.0 / r) if a["flip"] else (r,):
+            if all(abs(new - old) >= 1e-6 for old in ratios):
+                ratios.append(new)
+    steps = [float(v) for v in a["steps"]]
+    step_w, step_h = steps[0] or (iw / w if w else 0.0), steps[1] or (ih / h if h else 0.0)
+    max_sizes = [float(v) for v in a["max_sizes"] or []]
+    half_sizes: list[tuple[float, float]] = []  # (half width, half height) of each prior, in pixels
+    for s, low in enumerate(float(v) for v in a["min_sizes"]):
+        by_ratio = [(low * math.sqrt(r) / 2, low / math.sqrt(r) / 2) for r in ratios]
+        big = [(math.sqrt(low * max_sizes[s]) / 2,) * 2] if max_sizes else []
+        half_sizes += by_ratio[:1] + big + by_ratio[1:] if a["min_max_aspect_ratios_order"] else by_ratio + big
+    off = float(scalar(a["offset"]))
+    cx = (torch.arange(w, dtype=torch.float64) + off) * step_w
+    cy = (torch.arange(h, dtype=torch.float64) + off) * step_h
+    half = torch.tensor(half_sizes, dtype=torch.float64).reshape(-1, 2)
+    centers = torch.stack(torch.meshgrid(cx, cy, indexing="xy"), dim=-1)[:, :, None, :]  # [H, W, 1, 2]
+    scale = torch.tensor([iw, ih], dtype=torch.float64)
+    boxes = torch.cat([(centers - half) / scale, (centers + half) / scale], dim=-1)
+    if a["clip"]:
+        boxes = boxes.clamp(0.0, 1.0)
+    variances = torch.tensor([float(v) for v in a["variance"]], dtype=torch.float64).expand_as(boxes)
+    return boxes.to(inp.dtype), variances.to(inp.dtype).contiguous()
+
+
 def fused_layer_norm(a: dict[str, Any]) -> Any:
     """Layer norm of h = x + bias + residual_alpha * residual (bias only beside a residual, as Paddle's kernel
     adds it) over the dims from ``begin_norm_axis``, in float32 for 2-byte x; returns (out, h, each row's mean,

@@ -31,6 +31,7 @@ ENTRIES: list[M] = [
     M("paddle.vision.ops.roi_pool", convert=cv.roi_pool,
       domains={"boxes": boxes_in("x"), "boxes_num": sections_of("boxes", axis_param=None)},
       nondiff=("boxes", "boxes_num")),
+    M("paddle.vision.ops.prior_box", convert=cv.prior_box, nondiff=("input", "image")),
     M(IF + "swiglu", convert=cv.swiglu),
     # Paddle's CPU build has no fused_rms_norm grad kernel: forward only.
     M(IF + "fused_rms_norm", convert=cv.fused_rms_norm, backward=False),
