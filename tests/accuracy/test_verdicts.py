@@ -129,6 +129,9 @@ def test_max_unpool_is_compared_without_two_values_at_one_position() -> None:
      'transpose=True, unitriangular=True, )', "Paddle 3.3.1's CPU backward gives x's other triangle"),
     ('paddle.multiplex(inputs=list[Tensor([4, 4],"float32"),Tensor([4, 4],"float32"),], '
      'index=Tensor([2, 1],"int32"), )', "Paddle's gradient of each input has index's row count"),
+    ('paddle.vision.ops.box_coder(prior_box=Tensor([80, 4],"float64"), prior_box_var=tuple(0.1,0.1,0.2,0.2,), '
+     'target_box=Tensor([20, 80, 4],"float64"), code_type="decode_center_size", box_normalized=False, )',
+     "Paddle 3.3.1's float64 decode misreads a prior_box_var given as four numbers"),
 ])
 def test_a_failure_the_mapping_documents_says_so_in_the_report(line: str, known: str) -> None:
     """Paddle's CPU kernels that the gate fails rightly (masked_fill's Tensor value gets a zero gradient; batched

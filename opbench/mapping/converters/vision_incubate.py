@@ -111,6 +111,37 @@ def prior_box(a: dict[str, Any]) -> Any:
     return boxes.to(inp.dtype), variances.to(inp.dtype).contiguous()
 
 
+def box_coder(a: dict[str, Any]) -> Any:
+    """Boxes to and from center-size offsets against prior boxes (xmin, ymin, xmax, ymax; a pixel more a side
+    unless ``box_normalized``), scaled by ``prior_box_var`` (a tensor like the priors, four numbers, or none).
+    encode: [N, 4] targets (centered at the mean of their corners) against [M, 4] priors give [N, M, 4];
+    decode: [N, M, 4] offsets give boxes, each against prior j (``axis`` 0) or i (``axis`` 1)."""
+    torch = torch_module()
+    prior, target, var = a["prior_box"], a["target_box"], a["prior_box_var"]
+    one = 0.0 if a["box_normalized"] else 1.0
+    if var is None:
+        var = torch.ones(4, dtype=prior.dtype)
+    elif not hasattr(var, "dtype"):
+        var = torch.tensor([float(v) for v in var], dtype=prior.dtype)
+    pw, ph = prior[:, 2] - prior[:, 0] + one, prior[:, 3] - prior[:, 1] + one
+    pcx, pcy = prior[:, 0] + pw / 2, prior[:, 1] + ph / 2
+    if a["code_type"] == "encode_center_size":
+        tw, th = target[:, 2] - target[:, 0] + one, target[:, 3] - target[:, 1] + one
+        tcx, tcy = ((target[:, 0] + target[:, 2]) / 2)[:, None], ((target[:, 1] + target[:, 3]) / 2)[:, None]
+        var = var.reshape(-1, 4)
+        return torch.stack([(tcx - pcx) / pw / var[..., 0], (tcy - pcy) / ph / var[..., 1],
+                            torch.log((tw[:, None] / pw).abs()) / var[..., 2],
+                            torch.log((th[:, None] / ph).abs()) / var[..., 3]], dim=-1)
+    along = (lambda t: t[None, :]) if int(scalar(a["axis"])) == 0 else (lambda t: t[:, None])
+    pw, ph, pcx, pcy = along(pw), along(ph), along(pcx), along(pcy)
+    v = [along(var[:, k]) if var.ndim == 2 else var[k] for k in range(4)]
+    cx = v[0] * target[..., 0] * pw + pcx
+    cy = v[1] * target[..., 1] * ph + pcy
+    w = torch.exp(v[2] * target[..., 2]) * pw
+    h = torch.exp(v[3] * target[..., 3]) * ph
+    return torch.stack([cx - w / 2, cy - h / 2, cx + w / 2 - one, cy + h / 2 - one], dim=-1)
+
+
 def fused_layer_norm(a: dict[str, Any]) -> Any:
     """Layer norm of h = x + bias + residual_alpha * residual (bias only beside a residual, as Paddle's kernel
     adds it) over the dims from ``begin_norm_axis``, in float32 for 2-byte x; returns (out, h, each row's mean,
