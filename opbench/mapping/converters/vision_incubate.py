@@ -58,10 +58,10 @@ def roi_pool(a: dict[str, Any]) -> Any:
     counts = a["boxes_num"].to(torch.int64).reshape(-1)
     image = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts).tolist()
     height, width = x.shape[-2], x.shape[-1]
-    scale = float(scalar(a["spatial_scale"]))
+    scale = real(np.float32(scalar(a["spatial_scale"])))  # Paddle's kernel takes the scale as a float
     outs = []
     for k in range(boxes.shape[0]):
-        x1, y1, x2, y2 = (_c_round(float(v) * scale) for v in boxes[k].detach().tolist())
+        x1, y1, x2, y2 = (_c_round(float(real(v) * scale)) for v in boxes[k].detach().tolist())
         bin_h, bin_w = real(max(y2 - y1 + 1, 1)) / real(ph), real(max(x2 - x1 + 1, 1)) / real(pw)
         plane = x[image[k]]
         cells = []
@@ -75,6 +75,41 @@ def roi_pool(a: dict[str, Any]) -> Any:
                 cells.append(region.max(dim=1).values if region.shape[1] else plane.new_zeros(plane.shape[0]))
         outs.append(torch.stack(cells, dim=1).reshape(plane.shape[0], ph, pw))
     return torch.stack(outs) if outs else x.new_zeros(0, x.shape[1], ph, pw)
+
+
+def psroi_pool(a: dict[str, Any]) -> Any:
+    """Position-sensitive RoI average pooling (R-FCN) as Paddle computes it: box corners rounded (C's round),
+    the far ones a pixel further, times ``spatial_scale``; each of the ``output_size`` bins averages its pixels
+    of its own channel group (output channel c, bin (i, j) reads input channel (c * bins_h + i) * bins_w + j),
+    0 for a bin with none."""
+    torch = torch_module()
+    x, boxes = a["x"], a["boxes"]
+    size = a["output_size"]
+    ph, pw = (int(size), int(size)) if not isinstance(size, (list, tuple)) else (int(size[0]), int(size[1]))
+    real = np.float32 if x.dtype != torch.float64 else np.float64
+    counts = a["boxes_num"].to(torch.int64).reshape(-1)
+    image = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts).tolist()
+    height, width = x.shape[-2], x.shape[-1]
+    scale = real(np.float32(scalar(a["spatial_scale"])))  # Paddle's kernel takes the scale as a float
+    groups = x.shape[1] // (ph * pw)
+    outs = []
+    for k in range(boxes.shape[0]):
+        x1, y1, x2, y2 = (_c_round(float(v)) for v in boxes[k].detach().tolist())
+        left, top = real(x1) * scale, real(y1) * scale
+        bin_w = max(real(x2 + 1) * scale - left, real(0.1)) / real(pw)
+        bin_h = max(real(y2 + 1) * scale - top, real(0.1)) / real(ph)
+        maps = x[image[k]].reshape(groups, ph, pw, height, width)
+        cells = []
+        for i in range(ph):
+            h0 = min(max(int(math.floor(real(i) * bin_h + top)), 0), height)
+            h1 = min(max(int(math.ceil(real(i + 1) * bin_h + top)), 0), height)
+            for j in range(pw):
+                w0 = min(max(int(math.floor(real(j) * bin_w + left)), 0), width)
+                w1 = min(max(int(math.ceil(real(j + 1) * bin_w + left)), 0), width)
+                region = maps[:, i, j, h0:h1, w0:w1].reshape(groups, -1)
+                cells.append(region.mean(dim=1) if region.shape[1] else x.new_zeros(groups))
+        outs.append(torch.stack(cells, dim=1).reshape(groups, ph, pw))
+    return torch.stack(outs) if outs else x.new_zeros(0, groups, ph, pw)
 
 
 def prior_box(a: dict[str, Any]) -> Any:

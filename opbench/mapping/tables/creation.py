@@ -65,6 +65,8 @@ ENTRIES: list[M] = [
     M("paddle.normal", convert=cv.normal, domains={"std": POSITIVE, "shape": _SIZE}, random=True),
     M("paddle.standard_normal", convert=cv.standard_normal, domains={"shape": _SIZE}, random=True),
     M("paddle.log_normal", convert=cv.log_normal, domains={"std": POSITIVE, "shape": _SIZE}, random=True),
+    # a Gamma(x, 1) draw per element of the positive shapes x
+    M("paddle.standard_gamma", "torch._standard_gamma(x)", domains={"x": POSITIVE}, random=True),
     M("paddle.multinomial", convert=cv.multinomial, domains={"x": _WEIGHTS, "num_samples": _SIZE}, random=True),
     M("paddle.bernoulli", convert=cv.bernoulli, domains={"x": Domain(low=0.0, high=1.0)}, random=True),
     M("paddle.poisson", convert=cv.poisson, domains={"x": POSITIVE}, random=True),

@@ -31,6 +31,9 @@ ENTRIES: list[M] = [
     M("paddle.vision.ops.roi_pool", convert=cv.roi_pool,
       domains={"boxes": boxes_in("x"), "boxes_num": sections_of("boxes", axis_param=None)},
       nondiff=("boxes", "boxes_num")),
+    M("paddle.vision.ops.psroi_pool", convert=cv.psroi_pool,
+      domains={"boxes": boxes_in("x"), "boxes_num": sections_of("boxes", axis_param=None)},
+      nondiff=("boxes", "boxes_num")),
     M("paddle.vision.ops.prior_box", convert=cv.prior_box, nondiff=("input", "image")),
     M("paddle.vision.ops.box_coder", convert=cv.box_coder,
       known="Paddle 3.3.1's float64 decode misreads a prior_box_var given as four numbers: it differs from "
