@@ -465,6 +465,8 @@ def _interp(a: dict[str, Any]) -> Any:
         raise MappingUnsupported("interpolate needs size or scale_factor")
     align_corners = bool(a["align_corners"])
     align_mode = int(a["align_mode"])
+    if list(sizes) == list(x.shape[2:]):  # Paddle's kernels copy the input when no size changes
+        return _back(x.clone(), fmt)
     if mode == "area":
         fn = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[n - 1]
         return _back(fn(x, sizes), fmt)
