@@ -46,19 +46,27 @@ def _c_round(v: float) -> int:
     return int(math.copysign(math.floor(abs(v) + 0.5), v))
 
 
+def _roi_args(a: dict[str, Any]) -> tuple[tuple[int, int], Any, list[int], Any]:
+    """What the RoI pools share: the bins a side (``output_size``), x's precision as a NumPy type (Paddle's
+    kernels compute the bins in it), each box's image (``boxes_num[i]`` boxes belong to image ``i``), and
+    ``spatial_scale`` as the float32 the kernels take, in that precision."""
+    torch = torch_module()
+    size = a["output_size"]
+    bins = (int(size), int(size)) if not isinstance(size, (list, tuple)) else (int(size[0]), int(size[1]))
+    real = np.float64 if a["x"].dtype == torch.float64 else np.float32
+    counts = a["boxes_num"].to(torch.int64).reshape(-1)
+    image = torch.repeat_interleave(torch.arange(counts.numel()), counts.cpu()).tolist()
+    return bins, real, image, real(np.float32(scalar(a["spatial_scale"])))
+
+
 def roi_pool(a: dict[str, Any]) -> Any:
     """RoI max pooling as Paddle's kernel does it: each box times ``spatial_scale``, rounded to whole pixels
     (ends included), cut into ``output_size`` bins of the box's size over the bin count (in x's precision),
     each bin the max of its pixels (0 for a bin with none); ``boxes_num[i]`` boxes belong to image ``i``."""
     torch = torch_module()
     x, boxes = a["x"], a["boxes"]
-    size = a["output_size"]
-    ph, pw = (int(size), int(size)) if not isinstance(size, (list, tuple)) else (int(size[0]), int(size[1]))
-    real = np.float32 if x.dtype != torch.float64 else np.float64
-    counts = a["boxes_num"].to(torch.int64).reshape(-1)
-    image = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts).tolist()
+    (ph, pw), real, image, scale = _roi_args(a)
     height, width = x.shape[-2], x.shape[-1]
-    scale = real(np.float32(scalar(a["spatial_scale"])))  # Paddle's kernel takes the scale as a float
     outs = []
     for k in range(boxes.shape[0]):
         x1, y1, x2, y2 = (_c_round(float(real(v) * scale)) for v in boxes[k].detach().tolist())
@@ -84,13 +92,8 @@ def psroi_pool(a: dict[str, Any]) -> Any:
     0 for a bin with none."""
     torch = torch_module()
     x, boxes = a["x"], a["boxes"]
-    size = a["output_size"]
-    ph, pw = (int(size), int(size)) if not isinstance(size, (list, tuple)) else (int(size[0]), int(size[1]))
-    real = np.float32 if x.dtype != torch.float64 else np.float64
-    counts = a["boxes_num"].to(torch.int64).reshape(-1)
-    image = torch.repeat_interleave(torch.arange(counts.numel(), device=x.device), counts).tolist()
+    (ph, pw), real, image, scale = _roi_args(a)
     height, width = x.shape[-2], x.shape[-1]
-    scale = real(np.float32(scalar(a["spatial_scale"])))  # Paddle's kernel takes the scale as a float
     groups = x.shape[1] // (ph * pw)
     outs = []
     for k in range(boxes.shape[0]):
