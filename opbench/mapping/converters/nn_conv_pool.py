@@ -384,29 +384,48 @@ def _ratio(out_len: int, in_len: int, scale: float | None, align_corners: bool) 
     return _f32(1.0 / scale) if scale else _f32(in_len / out_len)
 
 
-def _source_index(out_len: int, in_len: int, scale: float | None, align_corners: bool, align_mode: int,
-                  like: Any) -> Any:
-    """Source coordinates of Paddle's linear modes along one axis, rounded as its kernel rounds them."""
-    torch = torch_module()
-    ratio = _ratio(out_len, in_len, scale, align_corners)
-    dst = torch.arange(out_len, dtype=torch.float64, device=like.device)
-    if not align_corners and align_mode == 0:  # float ratio times double (l + 0.5), stored as float
-        return ((dst + 0.5) * ratio - 0.5).clamp(min=0).to(torch.float32)
-    return dst.to(torch.float32) * torch.tensor(ratio, dtype=torch.float32)
+def _linear_taps(out_len: int, in_len: int, ratio: float, align_flag: bool, coordinate: str) -> tuple[Any, ...]:
+    """Each output's two source indices and their weights along one axis, rounded as Paddle's CPU kernels round
+    them: the index from the double ``ratio * (dst + 0.5) - 0.5`` (``align_flag``: align_mode 0 without
+    align_corners) or the float ``ratio * l``, truncated. ``coordinate`` says how the aligned source coordinate
+    and the weights are held: "double" (the 1-D kernel on float64), "float of double" (the coordinate computed
+    in double, then held and weighed in float32: the 2-D kernel's rows) or "float" (float32 throughout)."""
+    f, dst = np.float32, np.arange(out_len)
+    real = np.float64 if coordinate == "double" else f
+    if align_flag:
+        lo = np.maximum(np.trunc(np.float64(ratio) * (dst + 0.5) - 0.5), 0).astype(np.int64)
+        wide = np.float64(ratio) * (dst + 0.5) - 0.5
+        src = f(ratio) * (dst.astype(f) + f(0.5)) - f(0.5) if coordinate == "float" else wide.astype(real)
+        near = np.maximum(src, 0).astype(real) - lo.astype(real)
+    else:
+        scaled = f(ratio) * dst.astype(f)
+        lo = np.trunc(scaled).astype(np.int64)
+        near = (scaled - lo.astype(f)).astype(real)
+    hi = np.where(lo < in_len - 1, lo + 1, lo)
+    return lo, hi, (real(1) - near).astype(real), near
 
 
-def _linear_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool, align_mode: int) -> Any:
-    """Linear interpolation along one axis, the way Paddle's kernels place the source samples."""
+# How each linear kernel holds the aligned source coordinate, per spatial axis (_linear_taps), by rank
+_COORDINATES = {1: ("double",), 2: ("float of double", "float"), 3: ("float", "float", "float")}
+
+
+def _linear_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool, align_mode: int,
+                 coordinate: str) -> Any:
+    """Linear interpolation along one axis, the way Paddle's kernels place and weigh the source samples."""
     torch = torch_module()
     in_len = x.shape[axis]
-    src = _source_index(out_len, in_len, scale, align_corners, align_mode, x)
-    lo = src.floor().clamp(max=in_len - 1).to(torch.int64)
-    hi = (lo + 1).clamp(max=in_len - 1)
-    w = (src - lo.to(src.dtype)).clamp(0, 1).to(x.dtype)
+    ratio = _ratio(out_len, in_len, scale, align_corners)
+    if coordinate == "double" and x.dtype != torch.float64:
+        coordinate = "float of double"
+    lo, hi, w_lo, w_hi = _linear_taps(out_len, in_len, ratio, align_mode == 0 and not align_corners, coordinate)
     shape = [1] * x.ndim
     shape[axis] = out_len
-    w = w.reshape(shape)
-    return x.index_select(axis, lo) * (1 - w) + x.index_select(axis, hi) * w
+
+    def weight(w: Any) -> Any:
+        return torch.from_numpy(np.asarray(w, dtype=np.float64)).to(x.dtype).reshape(shape)
+
+    pick = lambda idx: x.index_select(axis, torch.from_numpy(idx).to(x.device))  # noqa: E731
+    return pick(lo) * weight(w_lo).to(x.device) + pick(hi) * weight(w_hi).to(x.device)
 
 
 def _cubic_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool) -> Any:
@@ -473,7 +492,7 @@ def _interp(a: dict[str, Any]) -> Any:
     if mode in _LINEAR:
         out = x
         for i in range(n):
-            out = _linear_axis(out, 2 + i, sizes[i], scales[i], align_corners, align_mode)
+            out = _linear_axis(out, 2 + i, sizes[i], scales[i], align_corners, align_mode, _COORDINATES[n][i])
         return _back(out, fmt)
     if mode == "nearest":
         out = x
