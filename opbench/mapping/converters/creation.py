@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from opbench.mapping.converters import dtype_or_none, scalar, to_int, to_ints, torch_module
+from opbench.mapping.converters.manipulation import as_strided
 from opbench.mapping.dtypes import to_torch_dtype
-from opbench.mapping.spec import MappingUnsupported
 
 
 def _shape(shape: Any) -> list[int]:
@@ -249,11 +249,9 @@ def set_(a: dict[str, Any]) -> Any:
         return torch.empty(0, dtype=x.dtype)
     if a["shape"] is None:
         return src.clone()
-    shape, offset = to_ints(a["shape"]), to_int(a["offset"])
-    if offset % src.element_size():
-        raise MappingUnsupported(f"offset {offset} bytes is not a whole number of {src.dtype} elements")
-    stride = to_ints(a["stride"]) if a["stride"] is not None else [math.prod(shape[i + 1:]) for i in range(len(shape))]
-    return torch.as_strided(src, shape, stride, offset // src.element_size()).clone()
+    shape = to_ints(a["shape"])
+    stride = a["stride"] if a["stride"] is not None else [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    return as_strided({"x": src, "shape": shape, "stride": stride, "offset": a["offset"]}).clone()
 
 
 def fill_(a: dict[str, Any]) -> Any:

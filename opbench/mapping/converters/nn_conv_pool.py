@@ -393,8 +393,8 @@ def _linear_taps(out_len: int, in_len: int, ratio: float, align_flag: bool, coor
     f, dst = np.float32, np.arange(out_len)
     real = np.float64 if coordinate == "double" else f
     if align_flag:
-        lo = np.maximum(np.trunc(np.float64(ratio) * (dst + 0.5) - 0.5), 0).astype(np.int64)
         wide = np.float64(ratio) * (dst + 0.5) - 0.5
+        lo = np.maximum(np.trunc(wide), 0).astype(np.int64)
         src = f(ratio) * (dst.astype(f) + f(0.5)) - f(0.5) if coordinate == "float" else wide.astype(real)
         near = np.maximum(src, 0).astype(real) - lo.astype(real)
     else:
@@ -421,11 +421,12 @@ def _linear_axis(x: Any, axis: int, out_len: int, scale: float | None, align_cor
     shape = [1] * x.ndim
     shape[axis] = out_len
 
-    def weight(w: Any) -> Any:
-        return torch.from_numpy(np.asarray(w, dtype=np.float64)).to(x.dtype).reshape(shape)
+    def tap(idx: Any, w: Any) -> Any:
+        """The samples at ``idx`` along the axis, times their weights (held exactly in float64 on the way)."""
+        weight = torch.from_numpy(w.astype(np.float64)).to(device=x.device, dtype=x.dtype).reshape(shape)
+        return x.index_select(axis, torch.from_numpy(idx).to(x.device)) * weight
 
-    pick = lambda idx: x.index_select(axis, torch.from_numpy(idx).to(x.device))  # noqa: E731
-    return pick(lo) * weight(w_lo).to(x.device) + pick(hi) * weight(w_hi).to(x.device)
+    return tap(lo, w_lo) + tap(hi, w_hi)
 
 
 def _cubic_axis(x: Any, axis: int, out_len: int, scale: float | None, align_corners: bool) -> Any:
@@ -654,11 +655,10 @@ def _fractional_max_pool(a: dict[str, Any], dims: int) -> Any:
     torch = torch_module()
     x = a["x"]
     spatial = list(x.shape[2:])
-    outs = to_ints(a["output_size"]) if isinstance(a["output_size"], (list, tuple)) else None
-    outs = [to_int(a["output_size"])] * dims if outs is None else [s if o is None else o for o, s in zip(
-        a["output_size"], spatial, strict=True)]
-    kernel = [0] * dims if a["kernel_size"] is None else (
-        to_ints(a["kernel_size"]) if isinstance(a["kernel_size"], (list, tuple)) else [to_int(a["kernel_size"])] * dims)
+    size = a["output_size"]
+    outs = ([s if o is None else to_int(o) for o, s in zip(size, spatial, strict=True)]
+            if isinstance(size, (list, tuple)) else _tuple_n(size, dims))  # None keeps the input's size
+    kernel = [0] * dims if a["kernel_size"] is None else _tuple_n(a["kernel_size"], dims)
     u = 0.5 if a["random_u"] is None else float(scalar(a["random_u"]))
     if not x.numel() or 0 in outs:
         out = x.new_empty(*x.shape[:2], *outs)

@@ -574,13 +574,14 @@ def embedding(a: dict[str, Any]) -> Any:
     return out * (x != pad).unsqueeze(-1).to(out.dtype)
 
 
-
 def gather_tree(a: dict[str, Any]) -> Any:
     """Beam-search paths ([steps, batch, beam]): from the last step back, each beam's id at a step is read at the
     beam its later step came from (``parents``)."""
     ids, parents = a["ids"], a["parents"]
     out = ids.clone()
-    beam = parents[-1] if ids.shape[0] else None
+    if not ids.shape[0]:
+        return out
+    beam = parents[-1]
     for t in range(ids.shape[0] - 2, -1, -1):
         out[t] = ids[t].gather(-1, beam)
         beam = parents[t].gather(-1, beam)
